@@ -1,0 +1,153 @@
+package kw
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The planner's own limits on a keyword, counted after normalization.
+const (
+	MaxKeywordChars = 80
+	MaxKeywordWords = 10
+)
+
+// Errors of NormalizeKeyword. They are distinct so that callers can tell an
+// empty request from an oversized one.
+var (
+	ErrKeywordEmpty   = errors.New("keyword is empty")
+	ErrKeywordTooLong = errors.New("keyword is too long")
+	ErrKeywordInvalid = errors.New("keyword is not valid UTF-8")
+)
+
+// NormalizeKeyword applies SPEC §3: Unicode NFKC, Unicode lower case, white
+// space trimmed and every run collapsed to one ASCII space. A result longer
+// than MaxKeywordChars characters or MaxKeywordWords words is rejected with
+// an error wrapping ErrKeywordTooLong, never truncated.
+func NormalizeKeyword(s string) (string, error) {
+	if !utf8.ValidString(s) {
+		return "", ErrKeywordInvalid
+	}
+	s = strings.ToLower(norm.NFKC.String(s))
+	var b strings.Builder
+	b.Grow(len(s))
+	words, space := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space || words == 0 {
+			if words > 0 {
+				b.WriteByte(' ')
+			}
+			words++
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	switch n := utf8.RuneCountInString(out); {
+	case words == 0:
+		return "", ErrKeywordEmpty
+	case n > MaxKeywordChars:
+		return "", fmt.Errorf("%w: %d characters, at most %d", ErrKeywordTooLong, n, MaxKeywordChars)
+	case words > MaxKeywordWords:
+		return "", fmt.Errorf("%w: %d words, at most %d", ErrKeywordTooLong, words, MaxKeywordWords)
+	}
+	return out, nil
+}
+
+// trackingParams are query parameters that never change the page.
+var trackingParams = map[string]bool{"gclid": true, "fbclid": true, "msclkid": true}
+
+// URLKey returns the key under which two result URLs count as the same page
+// (SPEC §3): no scheme, lower-case host without "www." and without port 80
+// or 443, no fragment, no trailing "/" (an empty path is "/"), no tracking
+// parameters, remaining parameters sorted by name then value.
+func URLKey(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", errors.New("url is empty")
+	}
+	if !strings.Contains(raw, "://") {
+		if strings.HasPrefix(raw, "//") {
+			raw = "http:" + raw
+		} else {
+			raw = "http://" + raw
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("cannot parse url: %w", err)
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return "", fmt.Errorf("url %q has no host", raw)
+	}
+	host = strings.TrimPrefix(host, "www.")
+	if strings.Contains(host, ":") { // IPv6 literal
+		host = "[" + host + "]"
+	}
+	if port := u.Port(); port != "" && port != "80" && port != "443" {
+		host += ":" + port
+	}
+	path := strings.TrimRight(u.EscapedPath(), "/")
+	if path == "" {
+		path = "/"
+	}
+	key := host + path
+	if q := canonicalQuery(u.RawQuery); q != "" {
+		key += "?" + q
+	}
+	return key, nil
+}
+
+func canonicalQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	type param struct{ name, value string }
+	var ps []param
+	for _, part := range strings.Split(raw, "&") {
+		if part == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(part, "=")
+		name, value = unescapeQuery(name), unescapeQuery(value)
+		lname := strings.ToLower(name)
+		if strings.HasPrefix(lname, "utm_") || trackingParams[lname] {
+			continue
+		}
+		ps = append(ps, param{name, value})
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].name != ps[j].name {
+			return ps[i].name < ps[j].name
+		}
+		return ps[i].value < ps[j].value
+	})
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(p.name))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(p.value))
+	}
+	return b.String()
+}
+
+func unescapeQuery(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
