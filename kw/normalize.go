@@ -3,6 +3,7 @@ package kw
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strings"
@@ -76,7 +77,7 @@ func URLKey(raw string) (string, error) {
 	if raw == "" {
 		return "", errors.New("url is empty")
 	}
-	if !strings.Contains(raw, "://") {
+	if !hasScheme(raw) {
 		if strings.HasPrefix(raw, "//") {
 			raw = "http:" + raw
 		} else {
@@ -88,11 +89,17 @@ func URLKey(raw string) (string, error) {
 		return "", fmt.Errorf("cannot parse url: %w", err)
 	}
 	host := strings.ToLower(u.Hostname())
+	// Strip "www." as often as it leads, so that a key is its own key.
+	for strings.HasPrefix(host, "www.") {
+		host = host[len("www."):]
+	}
 	if host == "" {
 		return "", fmt.Errorf("url %q has no host", raw)
 	}
-	host = strings.TrimPrefix(host, "www.")
-	if strings.Contains(host, ":") { // IPv6 literal
+	if strings.Contains(host, ":") { // only an IPv6 literal may hold a colon
+		if _, err := netip.ParseAddr(host); err != nil {
+			return "", fmt.Errorf("url %q has an invalid host: %w", raw, err)
+		}
 		host = "[" + host + "]"
 	}
 	if port := u.Port(); port != "" && port != "80" && port != "443" {
@@ -150,4 +157,21 @@ func unescapeQuery(s string) string {
 		return u
 	}
 	return s
+}
+
+// hasScheme reports whether s starts with "scheme://" (RFC 3986 scheme
+// characters), so that a bare "example.com/a" can be read as a host.
+func hasScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return strings.HasPrefix(s[i:], "://")
+		default:
+			return false
+		}
+	}
+	return false
 }

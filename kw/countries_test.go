@@ -1,0 +1,41 @@
+package kw
+
+import "testing"
+
+func TestCountryTable(t *testing.T) {
+	if n := len(Countries()); n < 55 {
+		t.Fatalf("%d countries, the spec asks for at least 55", n)
+	}
+	for _, tc := range []struct {
+		code      string
+		geo, lang int64
+	}{
+		{"US", 2840, 1000}, {"us", 2840, 1000}, {"GB", 2826, 1000}, {"DE", 2276, 1001},
+		{"JP", 2392, 1005}, {"BR", 2076, 1014}, {"FR", 2250, 1002}, {"ES", 2724, 1003},
+	} {
+		c, ok := LookupCountry(tc.code)
+		if !ok {
+			t.Errorf("%s is not supported", tc.code)
+			continue
+		}
+		if c.GeoTarget != tc.geo || c.Language != tc.lang {
+			t.Errorf("%s: geo %d lang %d, want %d %d", tc.code, c.GeoTarget, c.Language, tc.geo, tc.lang)
+		}
+	}
+	if _, ok := LookupCountry("XX"); ok {
+		t.Error("XX is supported")
+	}
+	seen := map[int64]string{}
+	for i, c := range Countries() {
+		if i > 0 && Countries()[i-1].Code >= c.Code {
+			t.Fatal("Countries is not sorted by code")
+		}
+		if other, dup := seen[c.GeoTarget]; dup {
+			t.Errorf("%s and %s share geo target %d", c.Code, other, c.GeoTarget)
+		}
+		seen[c.GeoTarget] = c.Code
+		if c.GeoTarget <= 2000 || c.Language < 1000 || c.Name == "" || c.LanguageCode == "" {
+			t.Errorf("%s has an incomplete row: %+v", c.Code, c)
+		}
+	}
+}

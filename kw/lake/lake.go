@@ -1,0 +1,300 @@
+// Package lake reads and writes kwdata's Parquet lake: zstd-compressed
+// files in Hive partitions (<data>/lake/<dataset>/country=<cc>/date=<d>/),
+// each partition written to a staging folder and renamed into place, so a
+// reader never sees half of one and a re-run replaces it whole.
+//
+// It is the only package that touches Parquet files; the record types and
+// the layout themselves are vocabulary and live in package kw.
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/parquet-go/parquet-go"
+)
+
+// ErrNoPartition is wrapped by readers when a partition does not exist.
+var ErrNoPartition = errors.New("no such partition")
+
+// rowsPerGroup bounds the rows a writer buffers before it flushes a row
+// group: small enough to keep memory flat, large enough for DuckDB to read
+// in parallel without per-group overhead dominating.
+const rowsPerGroup = 128 * 1024
+
+// rowsPerFile rolls a partition over to a new file, so that no single file
+// grows past what one reader thread should handle.
+const rowsPerFile = 8 * 1024 * 1024
+
+// scanBatch is the number of rows Scan hands to its callback at a time.
+const scanBatch = 64 * 1024
+
+// Writer writes one partition. Nothing is visible in the lake until Commit.
+type Writer[T any] struct {
+	final, stage string
+	file         *os.File
+	pw           *parquet.GenericWriter[T]
+	files, rows  int
+}
+
+// Create starts writing the partition of dataset for country and date.
+func Create[T any](data, dataset, country, date string) (*Writer[T], error) {
+	staging := filepath.Join(data, ".staging")
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create staging folder: %w", err)
+	}
+	stage, err := os.MkdirTemp(staging, dataset+"-"+strings.ToLower(country)+"-"+date+"-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot create staging folder: %w", err)
+	}
+	return &Writer[T]{final: kw.PartitionDir(data, dataset, country, date), stage: stage}, nil
+}
+
+// Write appends rows to the partition.
+func (w *Writer[T]) Write(rows ...T) error {
+	for len(rows) > 0 {
+		if w.pw == nil || w.rows == rowsPerFile {
+			if err := w.roll(); err != nil {
+				return err
+			}
+		}
+		n := min(len(rows), rowsPerFile-w.rows)
+		if _, err := w.pw.Write(rows[:n]); err != nil {
+			return fmt.Errorf("cannot write %s: %w", w.file.Name(), err)
+		}
+		w.rows += n
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// roll closes the current file, if any, and opens the next.
+func (w *Writer[T]) roll() error {
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(w.stage, fmt.Sprintf("part-%05d.parquet", w.files)))
+	if err != nil {
+		return fmt.Errorf("cannot create partition file: %w", err)
+	}
+	w.file, w.files, w.rows = f, w.files+1, 0
+	w.pw = parquet.NewGenericWriter[T](f,
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(rowsPerGroup),
+		parquet.CreatedBy("kwdata", "1", ""),
+	)
+	return nil
+}
+
+func (w *Writer[T]) closeFile() error {
+	if w.pw == nil {
+		return nil
+	}
+	pw, f := w.pw, w.file
+	w.pw, w.file = nil, nil
+	if err := pw.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot finish %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot sync %s: %w", f.Name(), err)
+	}
+	return f.Close()
+}
+
+// Commit finishes the partition and renames it into place, replacing the
+// partition of the same dataset, country and date if one exists. A partition
+// with no rows still gets one (empty) file, so readers can tell "ran and
+// found nothing" from "never ran".
+func (w *Writer[T]) Commit() error {
+	if w.pw == nil {
+		if err := w.roll(); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if err := w.closeFile(); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := syncDir(w.stage); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(w.final), 0o755); err != nil {
+		w.Abort()
+		return fmt.Errorf("cannot create partition folder: %w", err)
+	}
+	// Move an old partition aside first: rename cannot replace a non-empty
+	// directory. Readers may briefly find the partition missing, never half.
+	var old string
+	if _, err := os.Stat(w.final); err == nil {
+		old = w.stage + ".old"
+		if err := os.Rename(w.final, old); err != nil {
+			w.Abort()
+			return fmt.Errorf("cannot move old partition %s aside: %w", w.final, err)
+		}
+	}
+	if err := os.Rename(w.stage, w.final); err != nil {
+		if old != "" {
+			_ = os.Rename(old, w.final)
+		}
+		w.Abort()
+		return fmt.Errorf("cannot publish partition %s: %w", w.final, err)
+	}
+	if err := syncDir(filepath.Dir(w.final)); err != nil {
+		return err
+	}
+	if old != "" {
+		_ = os.RemoveAll(old)
+	}
+	return nil
+}
+
+// Abort discards everything written; the lake is left as it was.
+func (w *Writer[T]) Abort() {
+	if w.pw != nil {
+		_ = w.pw.Close()
+		_ = w.file.Close()
+		w.pw, w.file = nil, nil
+	}
+	_ = os.RemoveAll(w.stage)
+}
+
+// WritePartition writes rows as the whole partition, atomically.
+func WritePartition[T any](data, dataset, country, date string, rows []T) error {
+	w, err := Create[T](data, dataset, country, date)
+	if err != nil {
+		return err
+	}
+	if err := w.Write(rows...); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Commit()
+}
+
+// Read returns every row of a partition, in file order.
+func Read[T any](data, dataset, country, date string) ([]T, error) {
+	var out []T
+	err := Scan(context.Background(), data, dataset, country, date, func(batch []T) error {
+		out = append(out, batch...)
+		return nil
+	})
+	return out, err
+}
+
+// Scan streams the rows of a partition in file order to fn, in batches. The
+// batch slice is reused between calls; fn must copy what it keeps of it.
+func Scan[T any](ctx context.Context, data, dataset, country, date string, fn func(batch []T) error) error {
+	dir := kw.PartitionDir(data, dataset, country, date)
+	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("cannot read %s: %w", dir, ErrNoPartition)
+		}
+	}
+	sort.Strings(files)
+	buf := make([]T, scanBatch)
+	for _, name := range files {
+		if err := scanFile(ctx, name, buf, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanFile[T any](ctx context.Context, name string, buf []T, fn func([]T) error) (err error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("cannot open %s: %w", name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot stat %s: %w", name, err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("cannot read %s as Parquet: %w", name, err)
+	}
+	// parquet-go panics on a schema it cannot convert; a damaged or foreign
+	// file must be an error, not a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot read %s: %v", name, p)
+		}
+	}()
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := fn(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("cannot read %s: %w", name, rerr)
+		}
+	}
+}
+
+// Countries returns the lower-case codes of the countries that have a
+// partition of dataset on date, sorted.
+func Countries(data, dataset, date string) ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(kw.LakeDir(data), dataset, "country=*", "date="+date))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range dirs {
+		out = append(out, strings.TrimPrefix(filepath.Base(filepath.Dir(d)), "country="))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Dates returns the dates that have a partition of dataset for country,
+// sorted ascending.
+func Dates(data, dataset, country string) ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(kw.LakeDir(data), dataset, "country="+strings.ToLower(country), "date=*"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range dirs {
+		out = append(out, strings.TrimPrefix(filepath.Base(d), "date="))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("cannot open %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("cannot sync %s: %w", dir, err)
+	}
+	return nil
+}

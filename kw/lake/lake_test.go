@@ -1,0 +1,186 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/kwdata/kwdata/kw"
+)
+
+func sampleRecords() []kw.KeywordRecord {
+	return []kw.KeywordRecord{
+		{Keyword: "running shoes", Volume: 301000, CPCMicros: 1_230_000, Competition: 0.87, CompetitionLevel: "HIGH",
+			BidLowMicros: 500_000, BidHighMicros: 2_000_000, Source: "planner-csv",
+			Monthly: []kw.MonthlySearches{{Month: "2025-11", Searches: 246000}, {Month: "2025-12", Searches: 301000}}},
+		{Keyword: "trail shoes", Volume: 1000, VolumeRange: "1K – 10K", Source: "planner-csv"},
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	data := t.TempDir()
+	want := sampleRecords()
+	if err := WritePartition(data, kw.DatasetKeywords, "US", "2026-11-21", want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Parquet has no empty list distinct from null: normalise before comparing.
+	for i := range got {
+		if len(got[i].Monthly) == 0 {
+			got[i].Monthly = nil
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(data, "lake", "keywords", "country=us", "date=2026-11-21", "part-00000.parquet")); err != nil {
+		t.Fatalf("partition is not at the Hive path: %v", err)
+	}
+}
+
+func TestCommitReplacesAndAbortLeavesLakeAlone(t *testing.T) {
+	data := t.TempDir()
+	rows := []kw.IntentRow{{Keyword: "a", Intent: "a"}, {Keyword: "b", Intent: "a"}}
+	if err := WritePartition(data, kw.DatasetIntents, "gb", "2026-11-21", rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePartition(data, kw.DatasetIntents, "gb", "2026-11-21", rows[:1]); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[kw.IntentRow](data, kw.DatasetIntents, "gb", "2026-11-21")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("re-run did not replace the partition: %v %v", got, err)
+	}
+
+	w, err := Create[kw.IntentRow](data, kw.DatasetIntents, "gb", "2026-11-21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rows...); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	got, err = Read[kw.IntentRow](data, kw.DatasetIntents, "gb", "2026-11-21")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("abort changed the partition: %v %v", got, err)
+	}
+	staged, _ := filepath.Glob(filepath.Join(data, ".staging", "*"))
+	if len(staged) != 0 {
+		t.Fatalf("abort left staging folders behind: %v", staged)
+	}
+}
+
+func TestEmptyPartitionAndMissing(t *testing.T) {
+	data := t.TempDir()
+	if err := WritePartition[kw.RelatedRow](data, kw.DatasetRelated, "de", "2026-11-21", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[kw.RelatedRow](data, kw.DatasetRelated, "de", "2026-11-21")
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty partition: %v %v", got, err)
+	}
+	_, err = Read[kw.RelatedRow](data, kw.DatasetRelated, "fr", "2026-11-21")
+	if !errors.Is(err, ErrNoPartition) {
+		t.Fatalf("missing partition: err = %v, want ErrNoPartition", err)
+	}
+}
+
+func TestCountriesAndDates(t *testing.T) {
+	data := t.TempDir()
+	for _, p := range []struct{ cc, date string }{{"us", "2026-11-20"}, {"us", "2026-11-21"}, {"gb", "2026-11-21"}} {
+		if err := WritePartition(data, kw.DatasetSERPs, p.cc, p.date, []kw.SERPRow{{Keyword: "k", Rank: 1, URL: "u", URLKey: "u"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := Countries(data, kw.DatasetSERPs, "2026-11-21")
+	if err != nil || !reflect.DeepEqual(cs, []string{"gb", "us"}) {
+		t.Fatalf("Countries = %v, %v", cs, err)
+	}
+	ds, err := Dates(data, kw.DatasetSERPs, "US")
+	if err != nil || !reflect.DeepEqual(ds, []string{"2026-11-20", "2026-11-21"}) {
+		t.Fatalf("Dates = %v, %v", ds, err)
+	}
+}
+
+func TestDamagedFileIsAnError(t *testing.T) {
+	data := t.TempDir()
+	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", sampleRecords()); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(kw.PartitionDir(data, kw.DatasetKeywords, "us", "2026-11-21"), "part-00000.parquet")
+	b, _ := os.ReadFile(name)
+	if err := os.WriteFile(name, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21"); err == nil {
+		t.Fatal("a truncated file was read without error")
+	}
+	// A file of another dataset's schema must not crash the reader.
+	if err := WritePartition(data, kw.DatasetIntents, "us", "2026-11-21", []kw.IntentRow{{Keyword: "a", Intent: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(kw.PartitionDir(data, kw.DatasetIntents, "us", "2026-11-21"), "part-00000.parquet")
+	b, _ = os.ReadFile(src)
+	_ = os.WriteFile(name, b, 0o644)
+	_, _ = Read[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21")
+}
+
+// TestArrowReadsTheLake reads a partition file with Apache Arrow's Parquet
+// implementation, the family pyarrow and pandas use, and checks the column
+// types analysts are promised in SPEC §5.
+func TestArrowReadsTheLake(t *testing.T) {
+	data := t.TempDir()
+	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", sampleRecords()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(kw.PartitionDir(data, kw.DatasetKeywords, "us", "2026-11-21"), "part-00000.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tbl, err := pqarrow.ReadTable(context.Background(), f, parquet.NewReaderProperties(memory.DefaultAllocator),
+		pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatalf("arrow cannot read the file: %v", err)
+	}
+	defer tbl.Release()
+	if tbl.NumRows() != 2 {
+		t.Fatalf("arrow read %d rows, want 2", tbl.NumRows())
+	}
+	want := map[string]string{
+		"keyword": "utf8", "volume": "int64", "volume_range": "utf8", "cpc_micros": "int64",
+		"competition": "float64", "competition_level": "utf8", "bid_low_micros": "int64",
+		"bid_high_micros": "int64", "source": "utf8",
+		"monthly": "list<element: struct<month: utf8, searches: int64>>",
+	}
+	for _, fld := range tbl.Schema().Fields() {
+		w, ok := want[fld.Name]
+		if !ok {
+			t.Errorf("unexpected column %q", fld.Name)
+			continue
+		}
+		if got := fld.Type.String(); got != w {
+			t.Errorf("column %s has type %s, want %s", fld.Name, got, w)
+		}
+		delete(want, fld.Name)
+		if fld.Name == "volume_range" && !fld.Nullable {
+			t.Error("volume_range must be nullable")
+		}
+	}
+	for name := range want {
+		t.Errorf("missing column %q", name)
+	}
+	col := tbl.Column(tbl.Schema().FieldIndices("volume_range")[0]).Data().Chunk(0)
+	if !col.IsNull(0) || col.IsNull(1) {
+		t.Error("volume_range should be null for an exact volume and set for a range")
+	}
+}
