@@ -38,8 +38,8 @@ type RelatedKeyword struct {
 
 // IndexInfo describes the index currently served.
 type IndexInfo struct {
-	Version   string         // build id (directory name)
-	DataDate  string         // "YYYY-MM-DD", the lake date it was built from
+	Version   string // build id (directory name)
+	DataDate  string // "YYYY-MM-DD", the lake date it was built from
 	BuiltAt   time.Time
 	Countries map[string]int // upper-case country code -> keyword count
 }

@@ -14,11 +14,11 @@ func TestNormalizeKeyword(t *testing.T) {
 	}{
 		{"Running Shoes", "running shoes", nil},
 		{"  running \t\n  shoes  ", "running shoes", nil},
-		{"RUNNING\u00a0SHOES", "running shoes", nil},       // no-break space is white space
-		{"ｒｕｎｎｉｎｇ　ｓｈｏｅｓ", "running shoes", nil},         // full-width letters and ideographic space (NFKC)
-		{"Straße", "straße", nil},                          // lower case keeps ß
+		{"RUNNING\u00a0SHOES", "running shoes", nil}, // no-break space is white space
+		{"ｒｕｎｎｉｎｇ　ｓｈｏｅｓ", "running shoes", nil},      // full-width letters and ideographic space (NFKC)
+		{"Straße", "straße", nil},                    // lower case keeps ß
 		{"ÄPFEL", "äpfel", nil},
-		{"ﬁsh", "fish", nil}, // ligature decomposes under NFKC
+		{"ﬁsh", "fish", nil},  // ligature decomposes under NFKC
 		{"café", "café", nil}, // combining accent composes
 		{"", "", ErrKeywordEmpty},
 		{" \t ", "", ErrKeywordEmpty},
