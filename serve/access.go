@@ -1,0 +1,136 @@
+package serve
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// Access decides whether a request may be answered and counts what is
+// answered. The access-tier package implements it; serve calls it only after
+// a request has passed validation, so a malformed request gets its 400 even
+// when the caller's allowance is spent, and is never counted.
+type Access interface {
+	// Admit identifies the caller (an API key from APIKey(r), else the
+	// client address) and reserves n lookups. It returns an error wrapping
+	// ErrInvalidKey for an unknown or revoked key, a *QuotaError when the
+	// allowance cannot cover n, an HTTPError for any other refusal, or any
+	// other error for an internal failure (answered 500, cause logged). On
+	// success the caller must end the Ticket with Commit or Cancel.
+	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error)
+}
+
+// Ticket is a reservation of lookups made by Access.Admit. Exactly one of
+// Commit or Cancel takes effect; calls after the first are no-ops, so a
+// handler may defer Cancel and Commit on the paths that count.
+type Ticket interface {
+	// Commit counts counted of the reserved lookups (0 <= counted <= n; a
+	// lookup counts when answered 200 or 404), releases the rest, and sets
+	// the rate-limit fields of the response on h (RateLimit-Policy and
+	// RateLimit, reflecting the allowance after counting; none for
+	// unlimited tiers). It is called before the response is written.
+	Commit(counted int, h http.Header)
+	// Cancel releases the whole reservation; nothing is counted.
+	Cancel()
+}
+
+// APIKey returns the API key a request carries, from "Authorization: Bearer
+// <key>" or else "X-API-Key", and whether it carries one. An Authorization
+// field with another scheme counts as a credential too (ok with an empty
+// key), so that Access refuses it rather than answering it as anonymous.
+func APIKey(r *http.Request) (key string, ok bool) {
+	if a := r.Header.Get("Authorization"); a != "" {
+		scheme, token, _ := strings.Cut(strings.TrimSpace(a), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return "", true
+		}
+		return strings.TrimSpace(token), true
+	}
+	if k, present := r.Header["X-Api-Key"]; present && len(k) > 0 {
+		return strings.TrimSpace(k[0]), true
+	}
+	return "", false
+}
+
+// ClientAddr returns the address a request comes from. It is the peer of
+// the connection (remoteAddr, "host:port"), unless that peer is inside one
+// of the trusted proxy prefixes: then it is the right-most X-Forwarded-For
+// entry that is not itself a trusted proxy, since every entry left of that
+// one was written by a party that could forge it. An unparsable entry stops
+// the walk at the last trusted hop. IPv4-mapped IPv6 addresses are unmapped
+// and zones dropped. The zero Addr means the peer address is unknown (for
+// example a Unix socket).
+func ClientAddr(remoteAddr string, xff []string, trusted []netip.Prefix) netip.Addr {
+	peer := parseHostAddr(remoteAddr)
+	if !peer.IsValid() || !inPrefixes(peer, trusted) || len(xff) == 0 {
+		return peer
+	}
+	client := peer
+	for i := len(xff) - 1; i >= 0; i-- {
+		entries := xff[i]
+		for entries != "" {
+			var entry string
+			if j := strings.LastIndexByte(entries, ','); j >= 0 {
+				entries, entry = entries[:j], entries[j+1:]
+			} else {
+				entries, entry = "", entries
+			}
+			entry = strings.TrimSpace(entry)
+			if entry == "" {
+				continue
+			}
+			a := parseHostAddr(entry)
+			if !a.IsValid() {
+				return client
+			}
+			client = a
+			if !inPrefixes(a, trusted) {
+				return a
+			}
+		}
+	}
+	return client
+}
+
+// parseHostAddr parses "1.2.3.4", "1.2.3.4:80", "::1", "[::1]:80" or
+// "[::1]".
+func parseHostAddr(s string) netip.Addr {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone("")
+	}
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil {
+			return a.Unmap().WithZone("")
+		}
+	}
+	if len(s) > 2 && s[0] == '[' && s[len(s)-1] == ']' {
+		if a, err := netip.ParseAddr(s[1 : len(s)-1]); err == nil {
+			return a.Unmap().WithZone("")
+		}
+	}
+	return netip.Addr{}
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// noAccess admits everything and counts nothing: the server before access
+// tiers exist.
+type noAccess struct{}
+
+func (noAccess) Admit(context.Context, *http.Request, netip.Addr, int) (Ticket, error) {
+	return noTicket{}, nil
+}
+
+type noTicket struct{}
+
+func (noTicket) Commit(int, http.Header) {}
+func (noTicket) Cancel()                 {}

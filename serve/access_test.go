@@ -1,0 +1,88 @@
+package serve
+
+import (
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+)
+
+func TestClientAddr(t *testing.T) {
+	trusted := []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("fd00::/8"),
+		netip.MustParsePrefix("127.0.0.1/32"),
+	}
+	tests := []struct {
+		name    string
+		remote  string
+		xff     []string
+		trusted []netip.Prefix
+		want    string // "" is the zero Addr
+	}{
+		{"direct IPv4", "203.0.113.7:5000", nil, trusted, "203.0.113.7"},
+		{"direct IPv6", "[2001:db8::1]:5000", nil, trusted, "2001:db8::1"},
+		{"IPv4-mapped unmapped", "[::ffff:203.0.113.7]:5000", nil, trusted, "203.0.113.7"},
+		{"zone dropped", "[fe80::1%eth0]:5000", nil, trusted, "fe80::1"},
+		{"no port", "203.0.113.7", nil, trusted, "203.0.113.7"},
+		{"unix socket", "@", nil, trusted, ""},
+		{"empty", "", nil, trusted, ""},
+		{"XFF ignored from untrusted peer", "203.0.113.7:5000", []string{"198.51.100.1"}, trusted, "203.0.113.7"},
+		{"XFF ignored without trusted proxies", "10.0.0.1:5000", []string{"198.51.100.1"}, nil, "10.0.0.1"},
+		{"trusted peer without XFF", "10.0.0.1:5000", nil, trusted, "10.0.0.1"},
+		{"trusted peer, one hop", "10.0.0.1:5000", []string{"198.51.100.1"}, trusted, "198.51.100.1"},
+		{"right-most untrusted wins", "10.0.0.1:5000", []string{"6.6.6.6, 198.51.100.1, 10.0.0.2"}, trusted, "198.51.100.1"},
+		{"spoofed left entries ignored", "10.0.0.1:5000", []string{"1.1.1.1", "198.51.100.1"}, trusted, "198.51.100.1"},
+		{"several fields, last field last", "10.0.0.1:5000", []string{"198.51.100.1", "10.0.0.3,10.0.0.2"}, trusted, "198.51.100.1"},
+		{"all trusted: left-most", "10.0.0.1:5000", []string{"10.0.0.9, 10.0.0.2"}, trusted, "10.0.0.9"},
+		{"garbage stops at last trusted hop", "10.0.0.1:5000", []string{"198.51.100.1, bogus, 10.0.0.2"}, trusted, "10.0.0.2"},
+		{"garbage right after peer", "10.0.0.1:5000", []string{"198.51.100.1, bogus"}, trusted, "10.0.0.1"},
+		{"empty entries skipped", "10.0.0.1:5000", []string{" , 198.51.100.1 ,, "}, trusted, "198.51.100.1"},
+		{"entry with port", "10.0.0.1:5000", []string{"198.51.100.1:4711"}, trusted, "198.51.100.1"},
+		{"bracketed IPv6 entry", "10.0.0.1:5000", []string{"[2001:db8::7]"}, trusted, "2001:db8::7"},
+		{"bracketed IPv6 entry with port", "10.0.0.1:5000", []string{"[2001:db8::7]:80"}, trusted, "2001:db8::7"},
+		{"IPv6 proxy", "[fd00::1]:443", []string{"2001:db8::7"}, trusted, "2001:db8::7"},
+		{"mapped entry unmapped", "127.0.0.1:80", []string{"::ffff:198.51.100.1"}, trusted, "198.51.100.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ClientAddr(tt.remote, tt.xff, tt.trusted)
+			var want netip.Addr
+			if tt.want != "" {
+				want = netip.MustParseAddr(tt.want)
+			}
+			if got != want {
+				t.Errorf("ClientAddr(%q, %q) = %v, want %v", tt.remote, tt.xff, got, want)
+			}
+		})
+	}
+}
+
+func TestAPIKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		header  map[string]string
+		wantKey string
+		wantOK  bool
+	}{
+		{"none", nil, "", false},
+		{"bearer", map[string]string{"Authorization": "Bearer kw_abc"}, "kw_abc", true},
+		{"bearer any case", map[string]string{"Authorization": "bearer  kw_abc "}, "kw_abc", true},
+		{"x-api-key", map[string]string{"X-API-Key": "kw_xyz"}, "kw_xyz", true},
+		{"bearer wins", map[string]string{"Authorization": "Bearer kw_a", "X-API-Key": "kw_b"}, "kw_a", true},
+		{"other scheme is a bad credential", map[string]string{"Authorization": "Basic dXNlcjpwYXNz"}, "", true},
+		{"empty bearer is a bad credential", map[string]string{"Authorization": "Bearer"}, "", true},
+		{"empty x-api-key is a bad credential", map[string]string{"X-API-Key": ""}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			for k, v := range tt.header {
+				r.Header.Set(k, v)
+			}
+			key, ok := APIKey(r)
+			if key != tt.wantKey || ok != tt.wantOK {
+				t.Errorf("APIKey = %q, %v; want %q, %v", key, ok, tt.wantKey, tt.wantOK)
+			}
+		})
+	}
+}

@@ -1,0 +1,21 @@
+// Package serve owns kwdata's HTTP interface (SPEC §8): routing, the
+// JSON answers of GET /v1/keyword and GET /v1/countries, RFC 9457 problem
+// documents, health and readiness probes, Prometheus metrics, the client
+// address behind trusted proxies, and a graceful listener loop.
+//
+// serve reads keyword data only through kw.Index, so the server binary never
+// links Parquet, Arrow or Pebble (deps_test.go enforces it). Access tiers
+// plug in through the Access interface without changing any handler.
+//
+// Decisions the spec leaves open:
+//
+//   - Problem "type" is the relative URI "/problems/<code>" (RFC 9457 §3.1.1
+//     resolves it against the request URL); GET /problems/<code> answers a
+//     short plain-text description, so the URI dereferences on every host.
+//   - "volume_range" appears, right after "volume", only when the record has
+//     a range (planner exports such as "1K – 10K"); otherwise it is absent.
+//   - "cpc" and "competition" are JSON numbers in their shortest form:
+//     1.2 rather than 1.20, 0 for zero, exactly what encoding/json prints.
+//   - An empty country parameter means the default, "us".
+//   - GET routes also answer HEAD.
+package serve

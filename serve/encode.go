@@ -1,0 +1,221 @@
+package serve
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// The JSON of GET /v1/keyword is written by hand with append calls: it is the
+// hot path, and reflection-based encoding costs several times as much. The
+// output is byte for byte what encoding/json prints for the same document
+// (encode_test.go proves it), including its HTML-safe escaping of <, > and &.
+
+// Limits of the answer (SPEC §8).
+const (
+	maxTrend   = 12
+	maxRelated = 10
+)
+
+// appendKeywordJSON appends the GET /v1/keyword document of e to dst.
+// country is the upper-case code, updated the data date. Trend and related
+// are trimmed here, so the document obeys SPEC §8 whatever the index holds.
+func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte {
+	dst = append(dst, `{"keyword":`...)
+	dst = appendString(dst, e.Keyword)
+	dst = append(dst, `,"country":`...)
+	dst = appendString(dst, country)
+	dst = append(dst, `,"volume":`...)
+	dst = strconv.AppendInt(dst, e.Volume, 10)
+	if e.VolumeRange != "" {
+		dst = append(dst, `,"volume_range":`...)
+		dst = appendString(dst, e.VolumeRange)
+	}
+	dst = append(dst, `,"cpc":`...)
+	dst = appendHundredths(dst, microsToCents(e.CPCMicros))
+	dst = append(dst, `,"competition":`...)
+	dst = appendHundredths(dst, competitionHundredths(e.Competition))
+	dst = append(dst, `,"updated":`...)
+	dst = appendString(dst, updated)
+	dst = append(dst, `,"intent":`...)
+	dst = appendString(dst, e.Intent)
+	dst = append(dst, `,"trend":[`...)
+	for i, m := range trimTrend(e.Trend) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"month":`...)
+		dst = appendString(dst, m.Month)
+		dst = append(dst, `,"volume":`...)
+		dst = strconv.AppendInt(dst, m.Searches, 10)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"related":[`...)
+	related := e.Related
+	if len(related) > maxRelated {
+		related = related[:maxRelated]
+	}
+	for i := range related {
+		rk := &related[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"keyword":`...)
+		dst = appendString(dst, rk.Keyword)
+		dst = append(dst, `,"volume":`...)
+		dst = strconv.AppendInt(dst, rk.Volume, 10)
+		dst = append(dst, `,"cpc":`...)
+		dst = appendHundredths(dst, microsToCents(rk.CPCMicros))
+		dst = append(dst, `,"overlap":"`...)
+		dst = strconv.AppendInt(dst, int64(rk.Overlap), 10)
+		dst = append(dst, `/20","same_intent":`...)
+		dst = strconv.AppendBool(dst, rk.SameIntent)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}\n"...)
+}
+
+// trimTrend returns the last maxTrend months oldest first. The index already
+// stores them that way; sorting a copy only guards against an index that
+// does not.
+func trimTrend(t []kw.MonthlySearches) []kw.MonthlySearches {
+	less := func(a, b kw.MonthlySearches) int {
+		switch {
+		case a.Month < b.Month:
+			return -1
+		case a.Month > b.Month:
+			return 1
+		}
+		return 0
+	}
+	if !slices.IsSortedFunc(t, less) {
+		t = slices.Clone(t)
+		slices.SortStableFunc(t, less)
+	}
+	if len(t) > maxTrend {
+		t = t[len(t)-maxTrend:]
+	}
+	return t
+}
+
+// microsToCents rounds micros of USD to cents, halves away from zero (half
+// up for every real price, which is never negative).
+func microsToCents(m int64) int64 {
+	const microsPerCent = kw.MicrosPerUnit / 100
+	q, r := m/microsPerCent, m%microsPerCent
+	switch {
+	case r >= microsPerCent/2:
+		q++
+	case r <= -microsPerCent/2:
+		q--
+	}
+	return q
+}
+
+// competitionHundredths rounds a competition value to two decimals, halves
+// up. A value that is a decimal half in intent (0.285) but slightly below it
+// in binary still rounds up. NaN and infinities, which JSON cannot carry,
+// become 0.
+func competitionHundredths(c float64) int64 {
+	x := c * 100
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	const limit = 1 << 50 // far beyond any real value; keeps the int64 exact
+	x = max(min(x, limit), -limit)
+	f := math.Floor(x)
+	if x-f >= 0.5-1e-9 {
+		f++
+	}
+	return int64(f)
+}
+
+// appendHundredths appends v/100 as the shortest JSON number: 123 → 1.23,
+// 120 → 1.2, 100 → 1, 0 → 0. encoding/json prints float64(v)/100 the same
+// way for every |v| < 2^53.
+func appendHundredths(dst []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		dst = append(dst, '-')
+		u = -u
+	}
+	dst = strconv.AppendUint(dst, u/100, 10)
+	switch frac := u % 100; {
+	case frac == 0:
+	case frac%10 == 0:
+		dst = append(dst, '.', byte('0'+frac/10))
+	default:
+		dst = append(dst, '.', byte('0'+frac/10), byte('0'+frac%10))
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+// jsonSafe marks the ASCII bytes that appear in a JSON string unescaped:
+// everything printable except the quote, the backslash and the HTML
+// characters <, > and &.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = true
+	}
+	t['"'], t['\\'], t['<'], t['>'], t['&'] = false, false, false, false, false
+	return t
+}()
+
+// appendString appends s as a JSON string with encoding/json's escaping:
+// short escapes for \b \f \n \r \t, \u00XX for other control bytes and for
+// <, > and &, \ufffd for each invalid UTF-8 byte, and \u2028 and \u2029 for
+// the two line separators JavaScript does not allow in strings.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if jsonSafe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,254 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// docOf is the reference document: what encoding/json prints for entry e.
+func docOf(e *kw.Entry, country, updated string) keywordDoc {
+	d := keywordDoc{
+		Keyword: e.Keyword, Country: country, Volume: e.Volume, VolumeRange: e.VolumeRange,
+		CPC:         float64(microsToCents(e.CPCMicros)) / 100,
+		Competition: float64(competitionHundredths(e.Competition)) / 100,
+		Updated:     updated, Intent: e.Intent,
+		Trend: []trendDoc{}, Related: []relatedDoc{},
+	}
+	for _, m := range trimTrend(e.Trend) {
+		d.Trend = append(d.Trend, trendDoc{m.Month, m.Searches})
+	}
+	for i, r := range e.Related {
+		if i == 10 {
+			break
+		}
+		d.Related = append(d.Related, relatedDoc{
+			Keyword: r.Keyword, Volume: r.Volume, CPC: float64(microsToCents(r.CPCMicros)) / 100,
+			Overlap: fmt.Sprintf("%d/20", r.Overlap), SameIntent: r.SameIntent,
+		})
+	}
+	return d
+}
+
+// trickyStrings exercise every branch of appendString.
+var trickyStrings = []string{
+	"", "plain", `"quoted"`, `back\slash`, "<script>alert(1)</script>", "a&b", "tab\tnew\nret\rbs\bff\f",
+	"\x00\x01\x1f\x7f", "ünïcödé 日本語 🏃", "\u2028\u2029", "\xff", "\xc3", "a\xc3(b", "\xed\xa0\x80",
+	"\xf4\x90\x80\x80", "😀\xf0\x9f\x98", "end\\", `"`, "\u00a0nbsp", "\ufeffbom", "\ufffd",
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+	for _, s := range trickyStrings {
+		check(s)
+	}
+	for b := range 256 {
+		check(string([]byte{byte(b)}))
+		check("x" + string([]byte{byte(b)}) + "y")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		check(randomString(rng))
+	}
+}
+
+// randomString mixes ASCII, control bytes, multi-byte runes and broken UTF-8.
+func randomString(rng *rand.Rand) string {
+	pieces := []string{"a", "Z", " ", `"`, `\`, "<", ">", "&", "\n", "\x00", "\x1b", "\x7f", "é", "日", "🏃",
+		"\u2028", "\u2029", "\xff", "\xc3", "\xe2\x80", "\xed\xa0\x80"}
+	var b strings.Builder
+	for range rng.IntN(30) {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func TestKeywordJSONMatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	entries := []kw.Entry{{}, {Keyword: "x", Trend: []kw.MonthlySearches{}, Related: []kw.RelatedKeyword{}}}
+	f := newFakeIndex(t)
+	for _, e := range f.entries {
+		entries = append(entries, e)
+	}
+	for i := range 500 {
+		e := kw.Entry{
+			Keyword:     randomString(rng),
+			Volume:      rng.Int64N(1 << 40),
+			CPCMicros:   rng.Int64N(1 << 45),
+			Competition: float64(rng.IntN(101)) / 100,
+			Intent:      randomString(rng),
+		}
+		switch i % 4 {
+		case 0:
+			e.VolumeRange = randomString(rng)
+		case 1:
+			e.Competition = rng.Float64()
+		case 2:
+			e.Volume, e.CPCMicros = -e.Volume, -e.CPCMicros // never real, but must stay valid JSON
+		}
+		for j := range rng.IntN(20) {
+			e.Trend = append(e.Trend, kw.MonthlySearches{Month: fmt.Sprintf("20%02d-%02d", 10+j/12, 1+j%12), Searches: rng.Int64N(1e9)})
+		}
+		for range rng.IntN(14) {
+			e.Related = append(e.Related, kw.RelatedKeyword{
+				Keyword: randomString(rng), Volume: rng.Int64N(1e9), CPCMicros: rng.Int64N(1e10),
+				Overlap: int32(rng.IntN(21)), SameIntent: rng.IntN(2) == 0,
+			})
+		}
+		entries = append(entries, e)
+	}
+	for i := range entries {
+		e := &entries[i]
+		want, err := json.Marshal(docOf(e, "US", "2026-11-21"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		got := appendKeywordJSON(nil, e, "US", "2026-11-21")
+		if string(got) != string(want) {
+			t.Fatalf("entry %d:\ngot  %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+func TestMicrosToCents(t *testing.T) {
+	for _, tt := range []struct {
+		micros int64
+		want   string // as the JSON number
+	}{
+		{1_234_999, "1.23"}, {1_235_000, "1.24"}, {0, "0"}, {5_000, "0.01"}, {4_999, "0"},
+		{1_000_000, "1"}, {1_200_000, "1.2"}, {1_204_999, "1.2"}, {1_205_000, "1.21"},
+		{999_999, "1"}, {994_999, "0.99"}, {10_000, "0.01"}, {15_000, "0.02"},
+		{123_456_789_000, "123456.79"}, {-5_000, "-0.01"}, {-4_999, "0"}, {-1_234_999, "-1.23"},
+		{math.MaxInt64, "9223372036854.78"}, {math.MinInt64, "-9223372036854.78"},
+	} {
+		if got := string(appendHundredths(nil, microsToCents(tt.micros))); got != tt.want {
+			t.Errorf("cpc of %d micros = %s, want %s", tt.micros, got, tt.want)
+		}
+	}
+}
+
+// TestMicrosToCentsOracle checks the rounding against exact rational
+// arithmetic.
+func TestMicrosToCentsOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		m := rng.Int64N(1e12)
+		if rng.IntN(4) == 0 {
+			m = m - m%5000 // exact halves and multiples
+		}
+		// Half up: floor(m/10^4 + 1/2).
+		r := new(big.Rat).SetFrac64(m, 10_000)
+		r.Add(r, big.NewRat(1, 2))
+		want := new(big.Int).Quo(r.Num(), r.Denom()).Int64()
+		if got := microsToCents(m); got != want {
+			t.Fatalf("microsToCents(%d) = %d, want %d", m, got, want)
+		}
+	}
+}
+
+func TestCompetitionHundredths(t *testing.T) {
+	for _, tt := range []struct {
+		c    float64
+		want string
+	}{
+		{0, "0"}, {0.87, "0.87"}, {0.5, "0.5"}, {1, "1"}, {0.999, "1"}, {0.994, "0.99"},
+		{0.285, "0.29"}, {0.125, "0.13"}, {0.124999, "0.12"}, {0.01, "0.01"}, {0.005, "0.01"},
+		{0.0049, "0"}, {math.NaN(), "0"}, {math.Inf(1), "0"}, {math.Inf(-1), "0"}, {2.5, "2.5"},
+	} {
+		if got := string(appendHundredths(nil, competitionHundredths(tt.c))); got != tt.want {
+			t.Errorf("competition %v = %s, want %s", tt.c, got, tt.want)
+		}
+	}
+	// Every competition index of the planner (0–100) survives the trip
+	// through index/100 unchanged.
+	for i := range 101 {
+		if got := competitionHundredths(float64(i) / 100); got != int64(i) {
+			t.Errorf("competition %d/100 = %d hundredths", i, got)
+		}
+	}
+}
+
+func TestTrimTrend(t *testing.T) {
+	in := months(t, "2025-11", 14, 0)
+	got := trimTrend(in)
+	if len(got) != 12 || got[0].Month != "2024-12" || got[11].Month != "2025-11" {
+		t.Errorf("trimTrend = %v", got)
+	}
+	rev := append([]kw.MonthlySearches(nil), in...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	got = trimTrend(rev)
+	if len(got) != 12 || got[0].Month != "2024-12" || got[11].Month != "2025-11" || got[11].Searches != 13 {
+		t.Errorf("trimTrend of reversed = %v", got)
+	}
+	if rev[0].Month != "2025-11" {
+		t.Error("trimTrend sorted its input in place")
+	}
+	if got := trimTrend(nil); len(got) != 0 {
+		t.Errorf("trimTrend(nil) = %v", got)
+	}
+}
+
+// FuzzAppendString checks the escaper against encoding/json on arbitrary
+// bytes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range trickyStrings {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendString(nil, s)
+		if string(got) != string(want) {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		}
+		if !utf8.Valid(got) {
+			t.Fatalf("appendString(%q) is not UTF-8", s)
+		}
+	})
+}
+
+func BenchmarkEncode(b *testing.B) {
+	f := newFakeIndex(b)
+	e := f.entries[[2]string{"US", "running shoes"}]
+	b.Run("append", func(b *testing.B) {
+		buf := make([]byte, 0, 4096)
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = appendKeywordJSON(buf[:0], &e, "US", "2026-11-21")
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		var n int
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := json.Marshal(docOf(&e, "US", "2026-11-21"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(out)
+		}
+		b.SetBytes(int64(n))
+	})
+}

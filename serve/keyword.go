@@ -1,0 +1,191 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// DefaultCountry is the country of a lookup without a country parameter.
+const DefaultCountry = "us"
+
+// maxRawQ bounds q before normalization, in bytes. Normalization may shrink
+// text (runs of white space collapse), so the real limit is checked after
+// it; this bound only keeps a megabyte of padding from costing a megabyte of
+// NFKC work. No keyword within the limits comes close to it.
+const maxRawQ = 4096
+
+// parseKeywordQuery validates the query string of GET /v1/keyword and
+// returns the normalized keyword and the country. Every failure is a 400
+// HTTPError.
+func parseKeywordQuery(rawQuery string) (string, kw.Country, error) {
+	rawQ, found, err := queryValue(rawQuery, "q")
+	switch {
+	case err != nil:
+		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: err}
+	case !found || rawQ == "":
+		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ, Msg: missingQMsg}
+	case len(rawQ) > maxRawQ:
+		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong, Msg: tooLongMsg,
+			Err: fmt.Errorf("%w: %d bytes before normalization", kw.ErrKeywordTooLong, len(rawQ))}
+	}
+	q, err := kw.NormalizeKeyword(rawQ)
+	if err != nil {
+		he := classify(err) // the kw.ErrKeyword* kinds are all 400s
+		if errors.Is(err, kw.ErrKeywordTooLong) {
+			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters and %d words.",
+				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars, kw.MaxKeywordWords)
+		}
+		return "", kw.Country{}, he
+	}
+	code, _, err := queryValue(rawQuery, "country")
+	if err != nil {
+		return "", kw.Country{}, unsupportedCountry(code, err)
+	}
+	if code == "" {
+		code = DefaultCountry
+	}
+	c, ok := kw.LookupCountry(code)
+	if !ok {
+		return "", kw.Country{}, unsupportedCountry(code, nil)
+	}
+	return q, c, nil
+}
+
+func unsupportedCountry(code string, err error) HTTPError {
+	if len(code) > 16 {
+		code = code[:16] + "…"
+	}
+	return HTTPError{Status: http.StatusBadRequest, Code: CodeUnsupportedCountry,
+		Msg: fmt.Sprintf("country %q is not supported; pass an ISO 3166-1 alpha-2 code from GET /v1/countries, e.g. country=us.", code),
+		Err: err}
+}
+
+// queryValue returns the first value of the parameter name in a raw query
+// string, unescaped, without building the map that url.ParseQuery builds.
+// An escape error is reported only for the wanted parameter; url.ParseQuery
+// would silently drop it, and the client would get a misleading missing_q.
+func queryValue(rawQuery, name string) (value string, found bool, err error) {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		key, val, _ := strings.Cut(pair, "=")
+		if key != name {
+			if !strings.ContainsAny(key, "%+") {
+				continue
+			}
+			if k, err := url.QueryUnescape(key); err != nil || k != name {
+				continue
+			}
+		}
+		v, err := url.QueryUnescape(val)
+		if err != nil {
+			return "", true, fmt.Errorf("cannot unescape parameter %s: %w", name, err)
+		}
+		return v, true, nil
+	}
+	return "", false, nil
+}
+
+// bufPool recycles the buffers of keyword answers; most answers are a few
+// hundred bytes to 2 KiB.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// maxPooledBuf keeps a rare huge answer from pinning memory in the pool.
+const maxPooledBuf = 64 << 10
+
+// handleKeyword answers GET /v1/keyword?q=&country=.
+func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
+	q, c, err := parseKeywordQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	info, ok := s.index.Info()
+	if !ok {
+		return fmt.Errorf("cannot look up %q: %w", q, kw.ErrNoIndex)
+	}
+	ctx := r.Context()
+	t, err := s.access.Admit(ctx, r, s.clientAddr(r), 1)
+	if err != nil {
+		return fmt.Errorf("cannot admit lookup: %w", err)
+	}
+	defer t.Cancel() // a no-op once committed
+	e, err := s.index.Lookup(ctx, c.Code, q)
+	if errors.Is(err, kw.ErrNotFound) {
+		t.Commit(1, w.Header())
+		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
+			Msg: fmt.Sprintf("The index has no data for %q in %s; check the spelling or try another country.", q, c.Code),
+			Err: err}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot look up %q in %s: %w", q, c.Code, err)
+	}
+	t.Commit(1, w.Header())
+
+	bp := bufPool.Get().(*[]byte)
+	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, info.DataDate)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(buf)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(buf)
+	}
+	if cap(buf) <= maxPooledBuf {
+		*bp = buf
+		bufPool.Put(bp)
+	}
+	return nil
+}
+
+// countryJSON is one entry of GET /v1/countries.
+type countryJSON struct {
+	Code      string `json:"code"`
+	Name      string `json:"name"`
+	Language  string `json:"language"`
+	GeoTarget int64  `json:"geo_target"`
+	Keywords  int    `json:"keywords"`
+}
+
+// countriesJSON is the document of GET /v1/countries.
+type countriesJSON struct {
+	Updated   string        `json:"updated,omitempty"` // data date; absent while no index is loaded
+	Countries []countryJSON `json:"countries"`
+}
+
+// handleCountries answers GET /v1/countries: every supported country with
+// its Google Ads constants and its keyword count in the served index (0
+// for a country the index lacks, and for all while none is loaded).
+func (s *Server) handleCountries(w http.ResponseWriter, r *http.Request) error {
+	info, ok := s.index.Info()
+	doc := countriesJSON{}
+	if ok {
+		doc.Updated = info.DataDate
+	} else {
+		info = kw.IndexInfo{}
+	}
+	for _, c := range kw.Countries() {
+		doc.Countries = append(doc.Countries, countryJSON{
+			Code: c.Code, Name: c.Name, Language: c.LanguageCode,
+			GeoTarget: c.GeoTarget, Keywords: info.Countries[c.Code],
+		})
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("cannot encode countries: %w", err)
+	}
+	body = append(body, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+	return nil
+}

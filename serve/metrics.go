@@ -1,0 +1,113 @@
+package serve
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// metrics are the server's Prometheus metrics. Route labels are route
+// patterns, never raw paths, so a scan of random URLs cannot blow up the
+// number of series.
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	handler  http.Handler
+
+	// counters caches the child counter of each route and status, since
+	// WithLabelValues hashes its labels on every call.
+	mu        sync.RWMutex
+	counters  map[routeStatus]prometheus.Counter
+	latencies map[string]prometheus.Observer
+}
+
+type routeStatus struct {
+	route  string
+	status int
+}
+
+func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kwdata_http_requests_total",
+			Help: "HTTP requests answered, by route pattern and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kwdata_http_request_duration_seconds",
+			Help: "Time to answer an HTTP request, by route pattern.",
+			// Index lookups take tens of microseconds; the buckets start
+			// low enough to see them.
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route"}),
+		counters:  map[routeStatus]prometheus.Counter{},
+		latencies: map[string]prometheus.Observer{},
+	}
+	info := func() (kw.IndexInfo, bool) { return idx.Info() }
+	reg.MustRegister(
+		m.requests, m.latency,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kwdata_index_ready",
+			Help: "1 while an index is loaded, else 0.",
+		}, func() float64 {
+			if _, ok := info(); ok {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kwdata_index_data_date_seconds",
+			Help: "Data date of the served index as a Unix time (UTC midnight); 0 while none is loaded.",
+		}, func() float64 {
+			i, ok := info()
+			if !ok {
+				return 0
+			}
+			d, err := time.Parse(kw.DateLayout, i.DataDate)
+			if err != nil {
+				return 0
+			}
+			return float64(d.Unix())
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kwdata_index_build_age_seconds",
+			Help: "Seconds since the served index was built; 0 while none is loaded.",
+		}, func() float64 {
+			i, ok := info()
+			if !ok || i.BuiltAt.IsZero() {
+				return 0
+			}
+			return now().Sub(i.BuiltAt).Seconds()
+		}),
+	)
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	return m
+}
+
+// observe records one answered request.
+func (m *metrics) observe(route string, status int, d time.Duration) {
+	key := routeStatus{route, status}
+	m.mu.RLock()
+	c, o := m.counters[key], m.latencies[route]
+	m.mu.RUnlock()
+	if c == nil || o == nil {
+		c = m.requests.WithLabelValues(route, strconv.Itoa(status))
+		o = m.latency.WithLabelValues(route)
+		m.mu.Lock()
+		m.counters[key], m.latencies[route] = c, o
+		m.mu.Unlock()
+	}
+	c.Inc()
+	o.Observe(d.Seconds())
+}
+
+// handle answers GET /metrics in the Prometheus text format.
+func (m *metrics) handle(w http.ResponseWriter, r *http.Request) error {
+	m.handler.ServeHTTP(w, r)
+	return nil
+}

@@ -1,0 +1,227 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// ProblemContentType is the media type of every error response (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// problemTypePrefix makes a problem code into its "type" URI. It is relative
+// so that it resolves against whatever host serves the API.
+const problemTypePrefix = "/problems/"
+
+// Machine-readable problem codes. Clients switch on these; their meaning
+// never changes once published.
+const (
+	CodeMissingQ           = "missing_q"
+	CodeQTooLong           = "q_too_long"
+	CodeInvalidQ           = "invalid_q"
+	CodeUnsupportedCountry = "unsupported_country"
+	CodeKeywordNotFound    = "keyword_not_found"
+	CodeInvalidKey         = "invalid_key"
+	CodeQuotaExhausted     = "quota_exhausted"
+	CodeIndexUnavailable   = "index_unavailable"
+	CodeMethodNotAllowed   = "method_not_allowed"
+	CodeNotFound           = "not_found"
+	CodeInternal           = "internal"
+)
+
+// problemInfo is the fixed title and the longer help text of a code.
+type problemInfo struct{ title, about string }
+
+var problems = map[string]problemInfo{
+	CodeMissingQ:           {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
+	CodeQTooLong:           {"Keyword too long", "After normalization a keyword may have at most 80 characters and 10 words; longer keywords are rejected, never truncated."},
+	CodeInvalidQ:           {"Invalid keyword", "The q parameter is not valid UTF-8 or not correctly percent-encoded."},
+	CodeUnsupportedCountry: {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
+	CodeKeywordNotFound:    {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
+	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
+	CodeQuotaExhausted:     {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
+	CodeIndexUnavailable:   {"Index unavailable", "No keyword index is loaded yet. Retry in a moment; GET /readyz reports when the server is ready."},
+	CodeMethodNotAllowed:   {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
+	CodeNotFound:           {"Not found", "No resource lives at this path. The API is under /v1/."},
+	CodeInternal:           {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
+}
+
+// HTTPError is an error with the response a client should see. Handlers
+// return it (or a plain error that the adapter classifies); the client sees
+// Msg and Code, the log gets Err.
+type HTTPError struct {
+	Status int         // HTTP status code
+	Code   string      // machine-readable problem code, e.g. CodeMissingQ
+	Msg    string      // detail shown to the client: what went wrong and what to do next
+	Err    error       // cause, logged and never shown; may be nil
+	Header http.Header // extra response fields such as Allow or Retry-After; may be nil
+}
+
+// Error returns the client message followed by the cause.
+func (e HTTPError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Msg, e.Err)
+	}
+	return e.Code + ": " + e.Msg
+}
+
+// Unwrap returns the cause.
+func (e HTTPError) Unwrap() error { return e.Err }
+
+// Error builds an HTTPError.
+func Error(status int, code, msg string, err error) HTTPError {
+	return HTTPError{Status: status, Code: code, Msg: msg, Err: err}
+}
+
+// ErrInvalidKey is returned by Access.Admit for an unknown or revoked API
+// key (401 invalid_key). Wrap it to add a cause for the log.
+var ErrInvalidKey = errors.New("API key is unknown or revoked")
+
+// QuotaError is returned by Access.Admit when the caller's allowance is used
+// up (429 quota_exhausted).
+type QuotaError struct {
+	RetryAfter time.Duration // until the allowance renews; sent as Retry-After in whole seconds, rounded up
+	Detail     string        // shown to the client; a generic message when empty
+	Header     http.Header   // extra response fields, e.g. RateLimit-Policy; may be nil
+}
+
+// Error describes the exhausted allowance.
+func (e *QuotaError) Error() string {
+	if e.Detail != "" {
+		return "quota exhausted: " + e.Detail
+	}
+	return "quota exhausted"
+}
+
+// problemDoc is an RFC 9457 problem document. Field order is the order the
+// client sees.
+type problemDoc struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	Code   string `json:"code"`
+}
+
+// classify maps any error a handler returns to the response the client
+// sees. It is the only place where error kinds become status codes.
+func classify(err error) HTTPError {
+	var he HTTPError
+	if errors.As(err, &he) {
+		return he
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) {
+		h := http.Header{}
+		for k, v := range qe.Header {
+			h[k] = v
+		}
+		secs := int64((qe.RetryAfter + time.Second - 1) / time.Second)
+		if secs < 1 {
+			secs = 1
+		}
+		h.Set("Retry-After", strconv.FormatInt(secs, 10))
+		msg := qe.Detail
+		if msg == "" {
+			msg = "The lookup allowance is used up; retry after " + strconv.FormatInt(secs, 10) + " seconds or use an API key of a higher tier."
+		}
+		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeQuotaExhausted, Msg: msg, Err: err, Header: h}
+	}
+	switch {
+	case errors.Is(err, ErrInvalidKey):
+		return HTTPError{Status: http.StatusUnauthorized, Code: CodeInvalidKey,
+			Msg: "The API key is unknown or revoked; check the key, or send no key to use the anonymous allowance.", Err: err,
+			Header: http.Header{"Www-Authenticate": {`Bearer realm="kwdata", error="invalid_token"`}}}
+	case errors.Is(err, kw.ErrNoIndex):
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
+			Msg: "No keyword index is loaded yet; retry shortly.", Err: err,
+			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, kw.ErrNotFound):
+		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
+			Msg: "The index has no data for this keyword in this country.", Err: err}
+	case errors.Is(err, kw.ErrKeywordTooLong):
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong, Msg: tooLongMsg, Err: err}
+	case errors.Is(err, kw.ErrKeywordEmpty):
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ, Msg: missingQMsg, Err: err}
+	case errors.Is(err, kw.ErrKeywordInvalid):
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: err}
+	}
+	return HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
+		Msg: "The server failed to answer this request; retrying may help.", Err: err}
+}
+
+// writeError renders err as a problem document and logs what the client
+// does not see.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string, err error) {
+	if isClientGone(r.Context(), err) {
+		// Nobody reads the answer; 499 (as nginx logs it) keeps such
+		// requests apart from real failures in the metrics.
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "client went away",
+			slog.String("route", route), slog.Any("err", err))
+		w.WriteHeader(statusClientClosed)
+		return
+	}
+	he := classify(err)
+	switch {
+	case he.Status >= 500 && !errors.Is(err, kw.ErrNoIndex):
+		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
+	case he.Status >= 500:
+		// Expected until the first index is published; readiness probes
+		// would repeat it every few seconds, and kwdata_index_ready and the
+		// 503 count already show it.
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused",
+			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
+	}
+	writeProblem(w, he)
+}
+
+// writeProblem writes the problem document of he.
+func writeProblem(w http.ResponseWriter, he HTTPError) {
+	info, ok := problems[he.Code]
+	if !ok {
+		info.title = http.StatusText(he.Status)
+	}
+	detail := he.Msg
+	if detail == "" {
+		detail = info.about
+	}
+	body, _ := json.Marshal(problemDoc{
+		Type: problemTypePrefix + he.Code, Title: info.title,
+		Status: he.Status, Detail: detail, Code: he.Code,
+	})
+	body = append(body, '\n')
+	h := w.Header()
+	for k, v := range he.Header {
+		h[k] = v
+	}
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(he.Status)
+	w.Write(body)
+}
+
+// Client messages shared by the handler and classify.
+const (
+	missingQMsg = "q is empty; pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."
+	tooLongMsg  = "q is too long; a keyword may have at most 80 characters and 10 words after normalization."
+	invalidQMsg = "q is not valid UTF-8 or not correctly percent-encoded; encode the keyword as UTF-8 and percent-escape it."
+)
+
+// statusClientClosed is recorded when the client cancels a request before
+// the answer is ready.
+const statusClientClosed = 499
+
+// isClientGone reports whether err only says that the client went away, which
+// is not worth an error log.
+func isClientGone(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}

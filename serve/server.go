@@ -1,0 +1,308 @@
+package serve
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// Options configures a Server. Zero fields take the documented defaults,
+// filled in by New.
+type Options struct {
+	// Index answers lookups. Required: New panics without one, since a
+	// server without an index is a wiring mistake, not a runtime state
+	// (an index that is not loaded yet reports ok=false from Info).
+	Index kw.Index
+	// Logger receives access logs at Debug and failures at Warn and Error.
+	// Default: a logger that discards everything.
+	Logger *slog.Logger
+	// Now is the clock of the build-age metric. Default: time.Now.
+	Now func() time.Time
+	// Access admits and counts lookups. Default: nil, which answers every
+	// request and counts nothing (no access tiers).
+	Access Access
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// finding the client address (see ClientAddr). Default: none, so the
+	// client is always the connection's peer.
+	TrustedProxies []netip.Prefix
+	// Registry receives the server's metrics and is what GET /metrics
+	// shows. It must not already hold kwdata_http_* or kwdata_index_*
+	// metrics. Default: a new registry that also holds the Go runtime and
+	// process collectors.
+	Registry *prometheus.Registry
+}
+
+// setDefaults fills in every default of Options; it is the only place that
+// knows them.
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Access == nil {
+		o.Access = noAccess{}
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+		o.Registry.MustRegister(
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		)
+	}
+}
+
+// Server is kwdata's HTTP handler. It is safe for concurrent use.
+type Server struct {
+	index   kw.Index
+	log     *slog.Logger
+	now     func() time.Time
+	access  Access
+	trusted []netip.Prefix
+	metrics *metrics
+
+	// routes maps a path to its handlers by method. Paths are exact, except
+	// for the prefixes in prefixRoutes.
+	routes       map[string]*route
+	prefixRoutes []*route
+}
+
+// handlerFunc is a handler that returns its failure instead of writing it;
+// Server.ServeHTTP renders the failure as a problem document.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route is one path and what it answers.
+type route struct {
+	pattern string // the metric label, e.g. "/v1/keyword" or "/problems/{code}"
+	prefix  string // for a pattern ending in "{name}": the path before it
+	methods map[string]handlerFunc
+	allow   string // the Allow field of 405 answers
+}
+
+// Route labels of requests that match no route.
+const (
+	routeUnmatched = "unmatched"
+)
+
+// New returns a Server answering from opt.Index.
+func New(opt Options) *Server {
+	if opt.Index == nil {
+		panic("serve: Options.Index is nil")
+	}
+	opt.setDefaults()
+	s := &Server{
+		index:   opt.Index,
+		log:     opt.Logger,
+		now:     opt.Now,
+		access:  opt.Access,
+		trusted: opt.TrustedProxies,
+		routes:  map[string]*route{},
+	}
+	s.metrics = newMetrics(opt.Registry, s.index, s.now)
+	s.handle("GET /v1/keyword", s.handleKeyword)
+	s.handle("GET /v1/countries", s.handleCountries)
+	s.handle("GET /healthz", s.handleHealthz)
+	s.handle("GET /readyz", s.handleReadyz)
+	s.handle("GET /metrics", s.metrics.handle)
+	s.handle("GET /problems/{code}", s.handleProblem)
+	return s
+}
+
+// handle registers h for "METHOD /path". A final "{name}" segment matches
+// any rest of the path (the route is a prefix); the pattern, not the path,
+// labels the metrics. GET routes answer HEAD too.
+func (s *Server) handle(pattern string, h handlerFunc) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("serve: route pattern " + pattern + " has no method")
+	}
+	rt := s.routes[path]
+	if rt == nil {
+		rt = &route{pattern: path, methods: map[string]handlerFunc{}}
+		if i := strings.LastIndexByte(path, '/'); strings.HasPrefix(path[i+1:], "{") && strings.HasSuffix(path, "}") {
+			rt.prefix = path[:i+1]
+			s.prefixRoutes = append(s.prefixRoutes, rt)
+		}
+		s.routes[path] = rt
+	}
+	rt.methods[method] = h
+	if method == http.MethodGet {
+		rt.methods[http.MethodHead] = h
+	}
+	var ms []string
+	for m := range rt.methods {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	rt.allow = strings.Join(ms, ", ")
+}
+
+// match finds the route of a path, or nil.
+func (s *Server) match(path string) *route {
+	if rt := s.routes[path]; rt != nil && rt.prefix == "" { // exact paths first
+		return rt
+	}
+	for _, rt := range s.prefixRoutes {
+		if strings.HasPrefix(path, rt.prefix) {
+			return rt
+		}
+	}
+	return nil
+}
+
+// ServeHTTP routes the request, renders handler failures as problem
+// documents, turns panics into 500 problems, and records metrics and the
+// access log.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rt := s.match(r.URL.Path)
+	label := routeUnmatched
+	if rt != nil {
+		label = rt.pattern
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				s.finish(sw, r, label, start)
+				panic(p)
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelError, "handler panicked",
+				slog.String("route", label), slog.String("path", r.URL.Path),
+				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			if sw.status == 0 {
+				writeProblem(sw, HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
+					Msg: "The server failed to answer this request; retrying may help."})
+			}
+		}
+		s.finish(sw, r, label, start)
+	}()
+	sw.Header().Set("X-Content-Type-Options", "nosniff")
+
+	var err error
+	switch h := rt.handlerFor(r.Method); {
+	case rt == nil:
+		err = HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
+			Msg: fmt.Sprintf("Nothing lives at %s; the API is under /v1/ (GET /v1/keyword, GET /v1/countries).", r.URL.Path)}
+	case h == nil:
+		err = HTTPError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			Msg:    fmt.Sprintf("%s does not accept %s; use %s.", rt.pattern, r.Method, rt.allow),
+			Header: http.Header{"Allow": {rt.allow}}}
+	default:
+		err = h(sw, r)
+	}
+	if err != nil {
+		if sw.status != 0 {
+			// The answer has begun; the failure can only be logged.
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "request failed after the answer began",
+				slog.String("route", label), slog.Any("err", err))
+			return
+		}
+		s.writeError(sw, r, label, err)
+	}
+}
+
+func (rt *route) handlerFor(method string) handlerFunc {
+	if rt == nil {
+		return nil
+	}
+	return rt.methods[method]
+}
+
+// finish records the metrics and the access log of a request.
+func (s *Server) finish(sw *statusWriter, r *http.Request, label string, start time.Time) {
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+	d := time.Since(start)
+	s.metrics.observe(label, sw.status, d)
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+			slog.String("method", r.Method), slog.String("route", label),
+			slog.String("uri", r.URL.RequestURI()), slog.Int("status", sw.status),
+			slog.Int64("bytes", sw.bytes), slog.Duration("duration", d),
+			slog.String("client", s.clientAddr(r).String()))
+	}
+}
+
+// clientAddr is the address a request comes from (see ClientAddr).
+func (s *Server) clientAddr(r *http.Request) netip.Addr {
+	var xff []string
+	if len(s.trusted) > 0 {
+		xff = r.Header.Values("X-Forwarded-For")
+	}
+	return ClientAddr(r.RemoteAddr, xff, s.trusted)
+}
+
+// statusWriter remembers the status and size of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// handleHealthz answers 200 while the process runs.
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
+	writeText(w, http.StatusOK, "ok\n")
+	return nil
+}
+
+// handleReadyz answers 200 once an index is loaded.
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
+	if _, ok := s.index.Info(); !ok {
+		return fmt.Errorf("cannot report ready: %w", kw.ErrNoIndex)
+	}
+	writeText(w, http.StatusOK, "ok\n")
+	return nil
+}
+
+// handleProblem describes a problem code: the target of every problem
+// document's "type".
+func (s *Server) handleProblem(w http.ResponseWriter, r *http.Request) error {
+	code := strings.TrimPrefix(r.URL.Path, problemTypePrefix)
+	info, ok := problems[code]
+	if !ok {
+		return HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
+			Msg: fmt.Sprintf("There is no problem type %q.", code)}
+	}
+	writeText(w, http.StatusOK, info.title+"\n\n"+info.about+"\n")
+	return nil
+}
+
+func writeText(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
