@@ -1,0 +1,30 @@
+# kwdata: the targets people use. `make demo` and `make test` are the two
+# commands a fresh machine needs; see README.md.
+GO      ?= go
+BIN     := bin/kwdata
+
+.PHONY: build demo test bench bench-similarity bench-serve lint
+
+build:
+	$(GO) build -o $(BIN) ./cmd/kwdata
+
+# Generate the embedded sample, run every stage and serve on 127.0.0.1:8080.
+demo: build
+	./$(BIN) demo
+
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+# Every figure is printed beside its baseline, measured in the same run.
+bench: bench-similarity bench-serve
+
+bench-similarity: build
+	bash similarity/bench.sh $(BIN)
+
+bench-serve: build
+	bash serve/bench.sh $(BIN)
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwdata/kwdata/index"
+)
+
+func init() {
+	register("build-index", "compile one date of the lake into a new index and publish it", (*Main).runBuildIndex)
+}
+
+func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("build-index", "--data DIR --date YYYY-MM-DD")
+	data := fs.String("data", "", "data folder (required)")
+	date := fs.String("date", "", "data date of the lake to compile, YYYY-MM-DD (required)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := require([2]string{"data", *data}, [2]string{"date", *date}); err != nil {
+		return err
+	}
+	man, err := m.buildIndex(ctx, *data, *date)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "published index %s: data date %s, %d keywords in %d countries, %d bytes\n",
+		man.BuildID, man.DataDate, man.Keys, len(man.Countries), man.Bytes)
+	return nil
+}
+
+func (m *Main) buildIndex(ctx context.Context, data, date string) (index.Manifest, error) {
+	update, finish := m.progress("build-index")
+	defer finish()
+	man, err := index.Build(ctx, index.BuildOptions{
+		Data: data, Date: date, Logger: m.Logger,
+		Progress: func(done, total int) { update(int64(done), int64(total)) },
+	})
+	if err != nil {
+		return man, fmt.Errorf("cannot build the index of %s: %w", date, err)
+	}
+	return man, nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kwdata/kwdata/ingest"
+)
+
+func init() {
+	register("ingest", "import planner exports and SERP files (or the configured APIs) into the lake", (*Main).runIngest)
+}
+
+func (m *Main) runIngest(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--config FILE]")
+	data := fs.String("data", "", "data folder that holds the lake (required unless the config names it)")
+	date := fs.String("date", "", "data date, YYYY-MM-DD (required)")
+	country := fs.String("country", "", "country code, e.g. us (required with files; with --config, default every configured country)")
+	var planner, serps, rates stringList
+	fs.Var(&planner, "planner-csv", "Keyword Planner export file (repeatable)")
+	fs.Var(&serps, "serp-jsonl", "SERP JSONL file (repeatable)")
+	fs.Var(&rates, "usd-rate", "USD per unit of a planner export's currency, as CUR=RATE, e.g. EUR=1.08 (repeatable)")
+	config := fs.String("config", "", "YAML configuration naming the API sources")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *config != "" {
+		return m.ingestFromConfig(ctx, *config, *data, *date, *country)
+	}
+	if err := require([2]string{"data", *data}, [2]string{"date", *date}, [2]string{"country", *country}); err != nil {
+		return err
+	}
+	if len(planner) == 0 && len(serps) == 0 {
+		return usageError{fmt.Errorf("nothing to ingest; pass --planner-csv FILE, --serp-jsonl FILE or --config FILE")}
+	}
+	usd, err := parseRates(rates)
+	if err != nil {
+		return err
+	}
+	update, finish := m.progress("ingest " + *country)
+	defer finish()
+	rep, err := ingest.Run(ctx, ingest.Options{
+		Data: *data, Date: *date, Country: *country, PlannerCSV: planner, SERPJSONL: serps,
+		USDRate: usd, Logger: m.Logger,
+		Progress: func(_ string, done, total int64) { update(done, total) },
+	})
+	finish()
+	for _, b := range rep.Bad {
+		fmt.Fprintf(m.Stderr, "bad row: %s\n", b)
+	}
+	if rep.BadCount > len(rep.Bad) {
+		fmt.Fprintf(m.Stderr, "... and %d more bad rows\n", rep.BadCount-len(rep.Bad))
+	}
+	if err != nil {
+		return fmt.Errorf("cannot ingest %s: %w", *country, err)
+	}
+	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates), %d SERPs with %d results, %d bad rows\n",
+		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, rep.SERPs, rep.SERPRows, rep.BadCount)
+	return nil
+}
+
+// parseRates reads --usd-rate CUR=RATE values.
+func parseRates(vals []string) (map[string]float64, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]float64, len(vals))
+	for _, v := range vals {
+		cur, rate, ok := strings.Cut(v, "=")
+		f, err := strconv.ParseFloat(rate, 64)
+		if !ok || err != nil || f <= 0 {
+			return nil, usageError{fmt.Errorf("--usd-rate %q is not CUR=RATE with a positive rate, e.g. EUR=1.08", v)}
+		}
+		out[strings.ToUpper(strings.TrimSpace(cur))] = f
+	}
+	return out, nil
+}

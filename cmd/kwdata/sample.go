@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kwdata/kwdata/ingest/sample"
+)
+
+func init() {
+	register("sample", "write a deterministic sample planner export and SERP file per country", (*Main).runSample)
+}
+
+func (m *Main) runSample(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("sample", "--out DIR [--keywords N] [--countries us,gb] [--seed N]")
+	out := fs.String("out", "", "output folder; one sub-folder per country (required)")
+	n := fs.Int("keywords", 20000, "keywords per country")
+	countries := fs.String("countries", "us,gb,de", "comma-separated country codes")
+	seed := fs.Int64("seed", 1, "seed of the generator: the same seed gives the same files")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := require([2]string{"out", *out}); err != nil {
+		return err
+	}
+	res, err := sample.Generate(ctx, sample.Options{
+		Out: *out, Keywords: *n, Countries: splitList(*countries), Seed: *seed, Logger: m.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("cannot generate sample: %w", err)
+	}
+	for _, f := range res.Files {
+		fmt.Fprintln(m.Stdout, f)
+	}
+	m.Logger.Info("sample written", "keywords", res.Keywords, "serps", res.SERPs, "serp_rows", res.SERPRows)
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/kwdata/kwdata/index"
+	"github.com/kwdata/kwdata/serve"
+)
+
+func init() {
+	register("serve", "answer the HTTP API and pages from the published index", (*Main).runServe)
+}
+
+// serveConfig is what serve and demo share.
+type serveConfig struct {
+	data, addr string
+	trusted    []netip.Prefix
+	// ready, if set, receives the listening address once the server accepts.
+	ready func(addr string)
+}
+
+func (m *Main) runServe(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--trusted-proxy CIDR]...")
+	data := fs.String("data", "", "data folder (required)")
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	var proxies stringList
+	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := require([2]string{"data", *data}); err != nil {
+		return err
+	}
+	cfg := serveConfig{data: *data, addr: *addr}
+	for _, p := range proxies {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return usageError{fmt.Errorf("--trusted-proxy %q is not a CIDR such as 10.0.0.0/8", p)}
+			}
+			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		cfg.trusted = append(cfg.trusted, pfx.Masked())
+	}
+	return m.serve(ctx, cfg)
+}
+
+// serve opens the index store, answers HTTP on cfg.addr until ctx is done,
+// and reloads the index on SIGHUP.
+func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
+	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{Logger: m.Logger.With("component", "index")})
+	if err != nil {
+		return fmt.Errorf("cannot open the index: %w", err)
+	}
+	defer store.Close()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := store.Reload(); err != nil {
+					m.Logger.Error("reload refused", "err", err)
+				}
+			}
+		}
+	}()
+
+	h := serve.New(serve.Options{
+		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
+	})
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
+	}
+	if cfg.ready != nil {
+		cfg.ready(ln.Addr().String())
+	}
+	return serve.Serve(ctx, ln, h, m.Logger.With("component", "http"))
+}
