@@ -1,0 +1,20 @@
+// Package dataforseo owns kwdata's client for the DataForSEO SERP API (v3,
+// Google organic, standard queue): it posts one task per keyword with
+// task_post (depth 20, at most 100 tasks a POST), collects finished tasks
+// through tasks_ready and task_get/advanced, and turns the organic items,
+// ordered by rank_group, into kw.SERPRow values (SPEC §4).
+//
+// SERPs cost money, so the client is built not to pay twice: every posted
+// task id and every collected SERP is appended to a checkpoint as soon as
+// it is known, and a re-run with the same checkpoint collects the tasks it
+// already paid for instead of posting them again. Each task carries a tag
+// (kwdata/<cc>/<keyword>) so that tasks whose ids were lost can still be
+// recognised in tasks_ready.
+//
+// Refresh policy: a run fetches at most Config.MaxSERPsPerRun SERPs;
+// PickRefresh chooses them, keywords that have no SERP first, then those
+// whose newest SERP is oldest. The similarity stage uses each keyword's
+// newest SERP that is at most Config.MaxAgeDays old, so a keyword whose
+// SERP ages beyond that drops out of related-keyword computation until a
+// run refreshes it.
+package dataforseo

@@ -1,0 +1,108 @@
+package googleads
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// checkpointVersion is bumped when batchFile changes shape; files of other
+// versions are ignored and their batches requested again.
+const checkpointVersion = 1
+
+// batchFile is one finished batch. It names the keywords it answered, so a
+// re-run with a different keyword list never reuses a batch that does not
+// match its own.
+type batchFile struct {
+	Version  int                `json:"version"`
+	Country  string             `json:"country"`
+	Keywords []string           `json:"keywords"`
+	Records  []kw.KeywordRecord `json:"records"`
+}
+
+type checkpoint struct {
+	dir     string
+	country string
+}
+
+func (cp checkpoint) path(i int) string {
+	return filepath.Join(cp.dir, fmt.Sprintf("batch-%05d.json", i))
+}
+
+// load returns the saved records of batch i when a file for exactly these
+// keywords exists.
+func (cp checkpoint) load(i int, keywords []string) ([]kw.KeywordRecord, bool, error) {
+	if cp.dir == "" {
+		return nil, false, nil
+	}
+	b, err := os.ReadFile(cp.path(i))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read checkpoint %s: %w", cp.path(i), err)
+	}
+	var f batchFile
+	if json.Unmarshal(b, &f) != nil || f.Version != checkpointVersion || f.Country != cp.country || !slices.Equal(f.Keywords, keywords) {
+		// A damaged or foreign file costs one request, never a wrong record.
+		return nil, false, nil
+	}
+	return f.Records, true, nil
+}
+
+func (cp checkpoint) save(i int, keywords []string, recs []kw.KeywordRecord) error {
+	if cp.dir == "" {
+		return nil
+	}
+	if recs == nil {
+		recs = []kw.KeywordRecord{}
+	}
+	b, err := json.Marshal(batchFile{Version: checkpointVersion, Country: cp.country, Keywords: keywords, Records: recs})
+	if err != nil {
+		return fmt.Errorf("cannot encode checkpoint: %w", err)
+	}
+	if err := writeFileAtomic(cp.path(i), b); err != nil {
+		return fmt.Errorf("cannot write checkpoint: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to a temporary file beside path, syncs it and
+// renames it into place, so a crash leaves the old file or the new one.
+func writeFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // best effort: makes the rename durable where supported
+		d.Close()
+	}
+	return nil
+}

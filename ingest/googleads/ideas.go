@@ -1,0 +1,101 @@
+package googleads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// maxIdeaPages guards against a service that keeps handing out page tokens.
+const maxIdeaPages = 1000
+
+// KeywordIdeas expands seeds into keyword ideas for country and returns
+// their normalized texts in the order the service ranked them, without
+// duplicates, at most maxResults of them (maxResults ≤ 0: no limit). Seeds
+// are sent MaxSeedKeywords at a time and each query is followed through its
+// pages (pageToken/nextPageToken).
+func (c *Client) KeywordIdeas(ctx context.Context, country kw.Country, seeds []string, maxResults int) ([]string, error) {
+	recs, err := c.KeywordIdeaRecords(ctx, country, seeds, maxResults)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Keyword
+	}
+	return out, nil
+}
+
+// KeywordIdeaRecords is KeywordIdeas with each idea's metrics as a keyword
+// record (the same mapping as HistoricalMetrics). Ideas are not
+// checkpointed: expansion is cheap next to the metrics run it feeds.
+func (c *Client) KeywordIdeaRecords(ctx context.Context, country kw.Country, seeds []string, maxResults int) ([]kw.KeywordRecord, error) {
+	norm, bad := normalizeAll(seeds)
+	if bad > 0 {
+		c.log.Warn("skipped seed keywords that do not normalize", "country", country.Code, "count", bad)
+	}
+	pageSize := c.opt.IdeasPageSize
+	if maxResults > 0 && maxResults < pageSize {
+		pageSize = maxResults
+	}
+	var out []kw.KeywordRecord
+	index := map[string]int{}
+	full := func() bool { return maxResults > 0 && len(out) >= maxResults }
+	for i := 0; i < len(norm) && !full(); i += MaxSeedKeywords {
+		group := norm[i:min(i+MaxSeedKeywords, len(norm))]
+		token := ""
+		for page := 0; !full(); page++ {
+			if page == maxIdeaPages {
+				return nil, fmt.Errorf("keyword ideas for %s did not end after %d pages", country.Code, maxIdeaPages)
+			}
+			// The service wants the same request fields on every page
+			// of one query; only the token changes.
+			body, err := json.Marshal(keywordIdeasRequest{
+				GeoTargetConstants:       []string{"geoTargetConstants/" + strconv.FormatInt(country.GeoTarget, 10)},
+				Language:                 "languageConstants/" + strconv.FormatInt(country.Language, 10),
+				KeywordPlanNetwork:       "GOOGLE_SEARCH",
+				PageSize:                 pageSize,
+				PageToken:                token,
+				KeywordSeed:              keywordSeed{Keywords: group},
+				HistoricalMetricsOptions: historicalMetricsOptions{IncludeAverageCpc: true},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("cannot encode request: %w", err)
+			}
+			resp, err := c.call(ctx, "generateKeywordIdeas", body)
+			if err != nil {
+				return nil, fmt.Errorf("cannot fetch keyword ideas for %s: %w", country.Code, err)
+			}
+			r, err := decodeKeywordIdeas(resp)
+			if err != nil {
+				return nil, err
+			}
+			for _, res := range r.Results {
+				k, err := kw.NormalizeKeyword(res.Text)
+				if err != nil {
+					continue // ideas longer than our limits are not ours to keep
+				}
+				rec := toRecord(k, res.KeywordIdeaMetrics)
+				if j, ok := index[k]; ok {
+					if rec.Volume > out[j].Volume {
+						out[j] = rec
+					}
+					continue
+				}
+				if full() {
+					break
+				}
+				index[k] = len(out)
+				out = append(out, rec)
+			}
+			if r.NextPageToken == "" || r.NextPageToken == token {
+				break
+			}
+			token = r.NextPageToken
+		}
+	}
+	return out, nil
+}
