@@ -1,0 +1,317 @@
+package pipelines
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// Retention says what ApplyRetention keeps.
+type Retention struct {
+	// KeepBuilds is the number of newest index builds kept, besides the
+	// published one. Default 3. Values below 2 mean 2: a server switches
+	// to a new build within seconds of its publication, and until then it
+	// still reads the previous one.
+	KeepBuilds int `yaml:"keep_builds"`
+	// KeepDays keeps lake partitions dated up to this many days before the
+	// run date. Default 35, so that month-over-month analysis still finds
+	// last month's partitions.
+	KeepDays int `yaml:"keep_days"`
+}
+
+// Defaults of Retention.
+const (
+	DefaultKeepBuilds = 3
+	DefaultKeepDays   = 35
+)
+
+// minKeepBuilds keeps the build published before the newest one, which a
+// server may still be reading when retention runs right after a publish.
+const minKeepBuilds = 2
+
+// leftoverAge is how old staging leftovers must be before retention
+// removes them: far longer than any write, so a write in progress by a
+// manual command is never pulled from under it.
+const leftoverAge = 24 * time.Hour
+
+func (r Retention) withDefaults() Retention {
+	switch {
+	case r.KeepBuilds <= 0:
+		r.KeepBuilds = DefaultKeepBuilds
+	case r.KeepBuilds < minKeepBuilds:
+		r.KeepBuilds = minKeepBuilds
+	}
+	if r.KeepDays <= 0 {
+		r.KeepDays = DefaultKeepDays
+	}
+	return r
+}
+
+// RetentionReport lists what ApplyRetention kept and deleted. Paths are
+// relative to the data folder, with forward slashes.
+type RetentionReport struct {
+	Published         string   // build id <data>/index/CURRENT names; "" if none
+	PublishedDate     string   // its data date, whose partitions are kept
+	Cutoff            string   // partitions dated before this were deleted
+	KeptBuilds        []string // build ids, oldest first
+	DeletedBuilds     []string
+	DeletedPartitions []string
+	DeletedState      []string // <data>/state/<date> marker folders
+	DeletedLeftovers  []string // staging and crashed-build leftovers
+}
+
+// RetentionStage returns the retention step as a stage, so that it runs
+// last in every run. Its counts are builds_kept, builds_deleted,
+// partitions_deleted and leftovers_deleted.
+func RetentionStage(data string, r Retention, logger *slog.Logger) Stage {
+	return Stage{Name: StageRetention, Run: func(ctx context.Context, date string, progress func(done, total int64)) (map[string]int64, error) {
+		rep, err := ApplyRetention(ctx, data, r, date, logger)
+		return map[string]int64{
+			"builds_kept":        int64(len(rep.KeptBuilds)),
+			"builds_deleted":     int64(len(rep.DeletedBuilds)),
+			"partitions_deleted": int64(len(rep.DeletedPartitions)),
+			"leftovers_deleted":  int64(len(rep.DeletedLeftovers)),
+		}, err
+	}}
+}
+
+// ApplyRetention deletes what r does not keep, relative to today (the run
+// date, YYYY-MM-DD):
+//
+//   - index builds (<data>/index/<id>/ with a manifest.json) beyond the
+//     newest r.KeepBuilds, ordered by the manifest's built_at then id; the
+//     published build (<data>/index/CURRENT) is never deleted;
+//   - lake partitions dated more than r.KeepDays days before today, except
+//     those of the published build's data date;
+//   - stage markers (<data>/state/<date>/) dated before the same cutoff;
+//   - staging leftovers (<data>/.staging/*, <data>/index/.building-*) not
+//     written to for a day.
+//
+// If CURRENT exists but cannot be read, nothing is deleted: without knowing
+// what is published, nothing is safe to delete. Deletion goes on past a
+// failure; the error lists every failure.
+func ApplyRetention(ctx context.Context, data string, r Retention, today string, logger *slog.Logger) (RetentionReport, error) {
+	var rep RetentionReport
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r = r.withDefaults()
+	day, err := time.Parse(kw.DateLayout, today)
+	if err != nil {
+		return rep, fmt.Errorf("cannot apply retention: date %q is not YYYY-MM-DD", today)
+	}
+	rep.Cutoff = day.AddDate(0, 0, -r.KeepDays).Format(kw.DateLayout)
+
+	builds, err := listBuilds(data)
+	if err != nil {
+		return rep, fmt.Errorf("cannot apply retention: %w", err)
+	}
+	rep.Published, err = readCurrent(data)
+	if err != nil {
+		return rep, fmt.Errorf("cannot apply retention: %w", err)
+	}
+	var errs []error
+	rel := func(p string) string {
+		if r, err := filepath.Rel(data, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	remove := func(path string, list *[]string) {
+		if err := ctx.Err(); err != nil {
+			return
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, fmt.Errorf("cannot delete %s: %w", path, err))
+			return
+		}
+		*list = append(*list, rel(path))
+	}
+
+	// Builds: keep the newest KeepBuilds and the published one.
+	for i, b := range builds {
+		if b.id == rep.Published {
+			rep.PublishedDate = b.DataDate
+		}
+		if b.id == rep.Published || i >= len(builds)-r.KeepBuilds {
+			rep.KeptBuilds = append(rep.KeptBuilds, b.id)
+			continue
+		}
+		remove(filepath.Join(kw.IndexDir(data), b.id), &rep.DeletedBuilds)
+	}
+
+	// Partitions: <data>/lake/<dataset>/country=<cc>/date=<d>/. If the
+	// published build has no readable manifest, its date is unknown and no
+	// partition is safe to delete.
+	var parts []string
+	if rep.Published != "" && rep.PublishedDate == "" {
+		logger.Warn("keeping every lake partition: the published build has no readable manifest",
+			slog.String("published", rep.Published))
+	} else if parts, err = filepath.Glob(filepath.Join(kw.LakeDir(data), "*", "country=*", "date=*")); err != nil {
+		errs = append(errs, fmt.Errorf("cannot list lake partitions: %w", err))
+	}
+	sort.Strings(parts)
+	for _, p := range parts {
+		d := strings.TrimPrefix(filepath.Base(p), "date=")
+		if !expired(d, rep.Cutoff, rep.PublishedDate) {
+			continue
+		}
+		remove(p, &rep.DeletedPartitions)
+	}
+
+	// Markers of dates whose partitions are gone: running such a date
+	// again must not skip stages whose output no longer exists.
+	if entries, err := os.ReadDir(StateDir(data)); err == nil && (rep.Published == "" || rep.PublishedDate != "") {
+		for _, e := range entries {
+			if e.IsDir() && expired(e.Name(), rep.Cutoff, rep.PublishedDate) {
+				remove(filepath.Join(StateDir(data), e.Name()), &rep.DeletedState)
+			}
+		}
+	}
+
+	// Leftovers of writes that crashed, judged by wall-clock file times.
+	now := time.Now()
+	var leftovers []string
+	if entries, err := os.ReadDir(filepath.Join(data, ".staging")); err == nil {
+		for _, e := range entries {
+			leftovers = append(leftovers, filepath.Join(data, ".staging", e.Name()))
+		}
+	}
+	if entries, err := os.ReadDir(kw.IndexDir(data)); err == nil {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".building-") {
+				leftovers = append(leftovers, filepath.Join(kw.IndexDir(data), e.Name()))
+			}
+		}
+	}
+	for _, p := range leftovers {
+		if newest, err := newestModTime(p); err == nil && now.Sub(newest) > leftoverAge {
+			remove(p, &rep.DeletedLeftovers)
+		}
+	}
+
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	logger.Info("retention applied", slog.String("published", rep.Published),
+		slog.String("published_date", rep.PublishedDate), slog.String("cutoff", rep.Cutoff),
+		slog.Int("builds_kept", len(rep.KeptBuilds)), slog.Int("builds_deleted", len(rep.DeletedBuilds)),
+		slog.Int("partitions_deleted", len(rep.DeletedPartitions)), slog.Int("leftovers_deleted", len(rep.DeletedLeftovers)))
+	if len(errs) > 0 {
+		return rep, fmt.Errorf("cannot apply retention fully: %w", errors.Join(errs...))
+	}
+	return rep, nil
+}
+
+// expired reports whether a date-named entry falls before cutoff and is not
+// the protected date. Names that are not dates are never expired.
+func expired(date, cutoff, protected string) bool {
+	if _, err := time.Parse(kw.DateLayout, date); err != nil {
+		return false
+	}
+	return date < cutoff && date != protected
+}
+
+// build is one index build as retention sees it.
+type build struct {
+	id string
+	buildManifest
+}
+
+// buildManifest holds the two fields of an index manifest that retention
+// reads; the index package owns the rest.
+type buildManifest struct {
+	DataDate string    `json:"data_date"`
+	BuiltAt  time.Time `json:"built_at"`
+}
+
+// listBuilds returns the complete builds (with a readable manifest) under
+// <data>/index/, oldest first. Folders without one are builds in progress
+// or foreign; retention leaves them alone.
+func listBuilds(data string) ([]build, error) {
+	dir := kw.IndexDir(data)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cannot list index builds in %s: %w", dir, err)
+	}
+	var out []build
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "manifest.json"))
+		if err != nil {
+			continue
+		}
+		var m buildManifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			continue
+		}
+		out = append(out, build{id: e.Name(), buildManifest: m})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].BuiltAt.Equal(out[j].BuiltAt) {
+			return out[i].BuiltAt.Before(out[j].BuiltAt)
+		}
+		return out[i].id < out[j].id
+	})
+	return out, nil
+}
+
+// readCurrent returns the build id <data>/index/CURRENT names, "" if the
+// file does not exist.
+func readCurrent(data string) (string, error) {
+	name := filepath.Join(kw.IndexDir(data), "CURRENT")
+	f, err := os.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		return "", fmt.Errorf("cannot open index pointer %s: %w", name, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 257))
+	if err != nil {
+		return "", fmt.Errorf("cannot read index pointer %s: %w", name, err)
+	}
+	id := strings.TrimSpace(string(b))
+	if id == "" || len(id) > 256 || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
+		return "", fmt.Errorf("index pointer %s holds %q, not a build id; fix or remove it", name, id)
+	}
+	return id, nil
+}
+
+// newestModTime returns the newest modification time of path and
+// everything below it, so that a folder whose one big file is still being
+// written counts as fresh.
+func newestModTime(path string) (time.Time, error) {
+	var newest time.Time
+	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if t := info.ModTime(); t.After(newest) {
+			newest = t
+		}
+		return nil
+	})
+	return newest, err
+}
