@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kwdata/kwdata/pipelines"
+	"github.com/kwdata/kwdata/similarity"
+)
+
+func init() {
+	register("run", "run the whole pipeline once now for one date", (*Main).runRun)
+	register("schedule", "run the whole pipeline on the configured cron schedule", (*Main).runSchedule)
+	register("runs", "show the history of pipeline runs", (*Main).runRuns)
+}
+
+func (m *Main) runRun(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("run", "--config FILE [--date YYYY-MM-DD] [--force]")
+	config := fs.String("config", "", "YAML configuration (required)")
+	date := fs.String("date", "", "data date (default: today in the configured time zone)")
+	force := fs.Bool("force", false, "run stages that already finished for this date again")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := require([2]string{"config", *config}); err != nil {
+		return err
+	}
+	cfg, err := pipelines.LoadConfig(*config, m.Getenv)
+	if err != nil {
+		return err
+	}
+	if *date == "" {
+		*date = pipelines.DateAt(time.Now(), cfg.Location)
+	}
+	opt := m.pipelineOptions(cfg)
+	opt.Force = *force
+	rec, err := pipelines.RunOnce(ctx, opt, *date)
+	if werr := pipelines.WriteTable(m.Stdout, []pipelines.RunRecord{rec}); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+func (m *Main) runSchedule(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("schedule", "--config FILE")
+	config := fs.String("config", "", "YAML configuration with a schedule (required)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := require([2]string{"config", *config}); err != nil {
+		return err
+	}
+	cfg, err := pipelines.LoadConfig(*config, m.Getenv)
+	if err != nil {
+		return err
+	}
+	opt := m.pipelineOptions(cfg)
+	opt.Trigger = pipelines.TriggerSchedule
+	s, err := pipelines.NewScheduler(cfg.Schedule, cfg.Timezone, opt)
+	if err != nil {
+		return err
+	}
+	m.Logger.Info("scheduler started", "schedule", cfg.Schedule, "timezone", cfg.Timezone, "next", s.Next(time.Now()))
+	return s.Run(ctx)
+}
+
+func (m *Main) runRuns(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("runs", "--data DIR | --config FILE [--last N] [--json]")
+	data := fs.String("data", "", "data folder")
+	config := fs.String("config", "", "YAML configuration naming the data folder")
+	last := fs.Int("last", 10, "show the last N runs")
+	asJSON := fs.Bool("json", false, "print JSON for machines")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *data == "" && *config != "" {
+		cfg, err := pipelines.LoadConfig(*config, m.Getenv)
+		if err != nil {
+			return err
+		}
+		*data = cfg.Data
+	}
+	if err := require([2]string{"data", *data}); err != nil {
+		return err
+	}
+	runs, err := pipelines.ReadHistory(*data, *last)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return pipelines.WriteJSON(m.Stdout, runs)
+	}
+	return pipelines.WriteTable(m.Stdout, runs)
+}
+
+// pipelineOptions wires the real stages into a pipeline run.
+func (m *Main) pipelineOptions(cfg *pipelines.Config) pipelines.Options {
+	maxAge := 30
+	if cfg.DataForSEO != nil && cfg.DataForSEO.MaxAgeDays > 0 {
+		maxAge = cfg.DataForSEO.MaxAgeDays
+	}
+	stages := []pipelines.Stage{
+		{Name: pipelines.StageIngest, Run: func(ctx context.Context, date string, progress func(done, total int64)) (map[string]int64, error) {
+			total := map[string]int64{}
+			for _, cc := range cfg.Countries {
+				counts, err := m.ingestCountry(ctx, cfg, cc, date, progress)
+				if err != nil {
+					return total, err
+				}
+				for k, v := range counts {
+					total[k] += v
+				}
+			}
+			return total, nil
+		}},
+		{Name: pipelines.StageSimilarity, Run: func(ctx context.Context, date string, progress func(done, total int64)) (map[string]int64, error) {
+			stats, err := similarity.Run(ctx, similarity.RunOptions{
+				Data: cfg.Data, Date: date, Countries: cfg.Countries, MaxAgeDays: maxAge,
+				Options: similarity.Options{Logger: m.Logger, Progress: func(d, t int) { progress(int64(d), int64(t)) }},
+			})
+			counts := map[string]int64{}
+			for _, s := range stats {
+				counts["keywords"] += int64(s.Keywords)
+				counts["related_rows"] += int64(s.RelatedRows)
+			}
+			if err != nil {
+				return counts, fmt.Errorf("cannot compute similarity: %w", err)
+			}
+			return counts, nil
+		}},
+		{Name: pipelines.StageBuildIndex, Run: func(ctx context.Context, date string, _ func(done, total int64)) (map[string]int64, error) {
+			man, err := m.buildIndex(ctx, cfg.Data, date)
+			return map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}, err
+		}},
+	}
+	return pipelines.Options{
+		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: cfg.Retention, Progress: m.progress,
+	}
+}
