@@ -1,0 +1,264 @@
+package similarity
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// Compute returns every keyword's related keywords (sorted by keyword text,
+// then rank) and every keyword's intent leader (sorted by keyword text), as
+// SPEC §6 defines them and exactly as Brute would. keywords[i] has the SERP
+// serps[i]: URL keys, possibly nil or empty, possibly with duplicates (they
+// count once). Keyword texts must be unique. The output does not depend on
+// opt.Workers or opt.BatchSize.
+func Compute(ctx context.Context, keywords []Keyword, serps [][]string, opt Options) ([]kw.RelatedRow, []kw.IntentRow, error) {
+	opt = opt.withDefaults()
+	c, err := newCorpus(keywords, serps)
+	if err != nil {
+		return nil, nil, err
+	}
+	related := make([]kw.RelatedRow, 0, len(keywords)*opt.TopK)
+	res, err := computeCorpus(ctx, c, opt, func(rows []kw.RelatedRow) error {
+		related = append(related, rows...)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	intents := make([]kw.IntentRow, 0, len(keywords))
+	err = res.intents(len(keywords), func(rows []kw.IntentRow) error {
+		intents = append(intents, rows...)
+		return nil
+	})
+	return related, intents, err
+}
+
+// result is what remains of a computation once the related rows are out.
+type result struct {
+	e           *engine
+	leader      []uint32 // by rank: the leader's rank
+	relatedRows int
+	leaders     int
+}
+
+// intents hands the intent rows to emit in keyword text order, in chunks of
+// at most chunk rows.
+func (r *result) intents(chunk int, emit func([]kw.IntentRow) error) error {
+	e := r.e
+	chunk = max(1, min(chunk, 64*1024))
+	buf := make([]kw.IntentRow, 0, chunk)
+	for _, k := range e.byText {
+		buf = append(buf, kw.IntentRow{
+			Keyword: e.kws[e.idx[k]].Text,
+			Intent:  e.kws[e.idx[r.leader[k]]].Text,
+		})
+		if len(buf) == chunk {
+			if err := emit(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	if len(buf) > 0 {
+		return emit(buf)
+	}
+	return nil
+}
+
+// computeCorpus runs the engine over a corpus, handing the related rows to
+// emit in keyword text order, one batch at a time, then clusters intents.
+func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.RelatedRow) error) (*result, error) {
+	start := time.Now()
+	log := opt.Logger
+	e, err := newEngine(c, opt)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("similarity prepared",
+		"keywords", e.n, "urls", c.nURL, "hubs", e.hubs, "hub_min_df", e.hubMinDF,
+		"hub_groups", len(e.gOff)-1, "light_postings", len(e.pKw), "light_work", e.lightWork,
+		"workers", opt.Workers, "elapsed", time.Since(start).Round(time.Millisecond))
+	res := &result{e: e}
+	fwd, err := e.stream(ctx, func(rows []kw.RelatedRow) error {
+		res.relatedRows += len(rows)
+		return emit(rows)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.leader, res.leaders = e.cluster(fwd)
+	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
+		"same_intent_pairs", len(fwd)/2, "leaders", res.leaders,
+		"elapsed", time.Since(start).Round(time.Millisecond))
+	return res, nil
+}
+
+// batchOut is one batch's output.
+type batchOut struct {
+	b    int
+	rows []kw.RelatedRow
+	fwd  []uint32
+}
+
+// stream computes all keywords on opt.Workers goroutines, in batches of
+// keywords in text order, and hands each batch's rows to emit in order; emit
+// must not keep the slice after it returns. It returns the same-intent follower pairs (k, c), flattened.
+func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) ([]uint32, error) {
+	opt := e.opt
+	bs := opt.BatchSize
+	nb := (e.n + bs - 1) / bs
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// sem bounds the batches computed but not yet emitted. Batches are taken
+	// in order after a slot is held, so the next batch to emit always holds
+	// one and the pipeline cannot stall.
+	sem := make(chan struct{}, 4*opt.Workers)
+	results := make(chan batchOut, 4*opt.Workers)
+	// free recycles row buffers once emitted, which keeps the garbage
+	// collector out of the way at millions of rows.
+	free := make(chan []kw.RelatedRow, 8*opt.Workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := e.newWorker()
+			for {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					<-sem
+					return
+				}
+				var buf []kw.RelatedRow
+				select {
+				case buf = <-free:
+				default:
+				}
+				out := wk.batch(b, buf[:0])
+				select {
+				case results <- out:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	pending := map[int]batchOut{}
+	var fwd []uint32
+	want, done := 0, 0
+	var err error
+	for out := range results {
+		if err != nil {
+			continue // drain until the workers have stopped
+		}
+		pending[out.b] = out
+		for {
+			o, ok := pending[want]
+			if !ok {
+				break
+			}
+			delete(pending, want)
+			if err = emit(o.rows); err != nil {
+				cancel()
+				break
+			}
+			fwd = append(fwd, o.fwd...)
+			select {
+			case free <- o.rows:
+			default:
+			}
+			<-sem
+			want++
+			done = min(e.n, done+bs)
+			if opt.Progress != nil {
+				opt.Progress(done, e.n)
+			}
+		}
+	}
+	if err == nil && want < nb {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fwd, nil
+}
+
+// batch computes batch b of the keywords in text order.
+func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
+	e := w.e
+	bs := e.opt.BatchSize
+	ks := e.byText[b*bs : min(e.n, (b+1)*bs)]
+	out := batchOut{b: b, rows: rows}
+	w.fwd = nil
+	minO := int32(e.opt.MinOverlap)
+	for _, k := range ks {
+		w.one(k)
+		text := e.kws[e.idx[k]].Text
+		for j := range w.top {
+			x := &w.top[j]
+			rk := &e.kws[e.idx[x.c]]
+			out.rows = append(out.rows, kw.RelatedRow{
+				Keyword: text, Rank: int32(j + 1), Related: rk.Text, Overlap: x.o,
+				Volume: rk.Volume, CPCMicros: rk.CPCMicros,
+				SameIntent: x.o >= minO && ratioWithin(x.hi, x.lo, e.opt.MaxRatio),
+			})
+		}
+	}
+	out.fwd = w.fwd
+	w.fwd = nil
+	return out
+}
+
+// cluster runs the leader pass over the same-intent follower pairs and
+// returns each rank's leader rank and the number of leaders.
+func (e *engine) cluster(fwd []uint32) ([]uint32, int) {
+	n := e.n
+	off := make([]uint32, n+1)
+	for i := 0; i < len(fwd); i += 2 {
+		off[fwd[i]+1]++
+	}
+	for k := 0; k < n; k++ {
+		off[k+1] += off[k]
+	}
+	adj := make([]uint32, len(fwd)/2)
+	fill := make([]uint32, n)
+	copy(fill, off[:n])
+	for i := 0; i < len(fwd); i += 2 {
+		adj[fill[fwd[i]]] = fwd[i+1]
+		fill[fwd[i]]++
+	}
+	const none = ^uint32(0)
+	leader := make([]uint32, n)
+	for i := range leader {
+		leader[i] = none
+	}
+	leaders := 0
+	for k := uint32(0); int(k) < n; k++ {
+		if leader[k] != none {
+			continue
+		}
+		leader[k] = k
+		leaders++
+		for _, c := range adj[off[k]:off[k+1]] {
+			if leader[c] == none {
+				leader[c] = k
+			}
+		}
+	}
+	return leader, leaders
+}

@@ -1,0 +1,124 @@
+package similarity
+
+import (
+	"fmt"
+	"hash/maphash"
+)
+
+// corpus is the stage's input with URLs as integer ids: the keywords in
+// input order and, in CSR form, the distinct URL ids of each keyword's SERP.
+type corpus struct {
+	kws  []Keyword
+	off  []uint32 // len(kws)+1; urls[off[i]:off[i+1]] is keyword i's set
+	urls []uint32
+	nURL int
+}
+
+// urlInterner gives URL keys dense ids. Keys are identified by a 128-bit
+// hash (two independent maphash seeds) instead of the string itself, which
+// keeps memory flat at tens of millions of distinct URLs; two different
+// keys collide with probability about n²/2¹²⁹, which at 10⁸ keys is 10⁻²³.
+type urlInterner struct {
+	s1, s2 maphash.Seed
+	ids    map[[2]uint64]uint32
+}
+
+func newURLInterner() *urlInterner {
+	return &urlInterner{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), ids: map[[2]uint64]uint32{}}
+}
+
+func (u *urlInterner) hash(key string) [2]uint64 {
+	return [2]uint64{maphash.String(u.s1, key), maphash.String(u.s2, key)}
+}
+
+func (u *urlInterner) id(h [2]uint64) uint32 {
+	id, ok := u.ids[h]
+	if !ok {
+		id = uint32(len(u.ids))
+		u.ids[h] = id
+	}
+	return id
+}
+
+// corpusBuilder collects (keyword, URL id) pairs in any order and builds the
+// CSR sets, dropping duplicates within a keyword.
+type corpusBuilder struct {
+	kws         []Keyword
+	kwOf, urlOf []uint32
+}
+
+func (b *corpusBuilder) add(kw int, url uint32) {
+	b.kwOf = append(b.kwOf, uint32(kw))
+	b.urlOf = append(b.urlOf, url)
+}
+
+func (b *corpusBuilder) build(nURL int) (*corpus, error) {
+	n := len(b.kws)
+	if uint64(len(b.kwOf)) >= 1<<32 {
+		return nil, fmt.Errorf("cannot index %d SERP rows; at most 2³²-1", len(b.kwOf))
+	}
+	off := make([]uint32, n+1)
+	for _, k := range b.kwOf {
+		off[k+1]++
+	}
+	for i := 0; i < n; i++ {
+		off[i+1] += off[i]
+	}
+	urls := make([]uint32, len(b.kwOf))
+	fill := make([]uint32, n)
+	copy(fill, off[:n])
+	for j, k := range b.kwOf {
+		urls[fill[k]] = b.urlOf[j]
+		fill[k]++
+	}
+	b.kwOf, b.urlOf = nil, nil
+	// Drop duplicates in place; lastSeen[u] holds 1+the last keyword with u.
+	lastSeen := make([]uint32, nURL)
+	w := uint32(0)
+	start := uint32(0)
+	for i := 0; i < n; i++ {
+		end := off[i+1]
+		for _, u := range urls[start:end] {
+			if lastSeen[u] != uint32(i)+1 {
+				lastSeen[u] = uint32(i) + 1
+				urls[w] = u
+				w++
+			}
+		}
+		start = end
+		off[i+1] = w
+		if w-off[i] > 1<<15 {
+			return nil, fmt.Errorf("cannot compare keyword %q: its SERP has %d distinct URLs", b.kws[i].Text, w-off[i])
+		}
+	}
+	return &corpus{kws: b.kws, off: off, urls: urls[:w:w], nURL: nURL}, nil
+}
+
+// newCorpus builds the corpus of Compute's arguments.
+func newCorpus(keywords []Keyword, serps [][]string) (*corpus, error) {
+	if len(serps) != len(keywords) {
+		return nil, fmt.Errorf("cannot compare %d keywords with %d SERPs; pass one SERP (possibly nil) per keyword", len(keywords), len(serps))
+	}
+	// The caller owns the URL strings, so a string-keyed map costs no copies.
+	ids := make(map[string]uint32)
+	b := corpusBuilder{kws: keywords}
+	total := 0
+	for _, s := range serps {
+		total += len(s)
+	}
+	b.kwOf = make([]uint32, 0, total)
+	b.urlOf = make([]uint32, 0, total)
+	for i, s := range serps {
+		for _, u := range s {
+			id, ok := ids[u]
+			if !ok {
+				id = uint32(len(ids))
+				ids[u] = id
+			}
+			b.add(i, id)
+		}
+	}
+	n := len(ids)
+	ids = nil
+	return b.build(n)
+}

@@ -1,0 +1,567 @@
+package similarity
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// The exact fast path (SPEC §6), in short.
+//
+// Keywords are renumbered by rank r: volume descending, then text ascending.
+// The last two keys of the related ranking (volume desc, text asc) are then
+// simply "r ascending", and a keyword's intent followers all have larger r.
+//
+// URLs are split by document frequency df (how many keywords' SERPs hold
+// them). The at most maxHubs most frequent URLs with df ≥ hubMinDF are hubs:
+// each keyword carries a bit mask of its hubs. Every other URL is light and
+// has a posting list of the keywords holding it, sorted by r.
+//
+// For keyword k, every candidate c (overlap ≥ 1) falls in exactly one class:
+//
+//   - L: c shares at least one light URL with k. Scanning k's light posting
+//     lists counts light(k,c) exactly in a counter array (ScanCount), and
+//     overlap(k,c) = light(k,c) + popcount(mask(k) & mask(c)), exactly,
+//     because S(k)∩S(c) splits into its light and its hub part. Every L
+//     candidate is seen, so its ranking key and same_intent are exact.
+//   - H: c shares only hubs. Then overlap(k,c) = popcount(mask(k) & mask(c)).
+//     Keywords with a non-empty mask are grouped by identical mask; each
+//     group's members are sorted by r (so by volume descending). Every H
+//     candidate lies in a group whose mask meets mask(k), found through the
+//     per-hub group lists, and all members of a group share one overlap o
+//     with k ("level" o). L candidates met in groups are skipped (counter
+//     > 0): they were already ranked with their full overlap.
+//
+// Top K: after the L pass the running top-K has a worst entry w (if full).
+// H levels are visited from o = popcount(mask(k)) down; a level with
+// o < w.overlap cannot contribute, nor can any lower one, so the search ends.
+// Within a level every candidate has the same overlap, so the ranking there
+// is closeness, then r. Each group is walked outward from k's volume: upward
+// (higher volumes, closeness non-decreasing) and downward (lower or equal
+// volumes, closeness non-decreasing); a heap merges all walk fronts by
+// closeness, so candidates leave the heap in non-decreasing closeness. When
+// the top-K is full with w.overlap == o and the heap's minimum closeness is
+// strictly greater than w's, every candidate left on the level has
+// closeness > w's and ranks below w: the level is done. (Equal closeness
+// does not stop the walk, because equal-volume runs are walked upward in
+// descending r; the full comparison decides those.) Candidates are only ever
+// inserted with the exact ranking comparison, so the kept K are exactly the
+// first K of the full ranking: no candidate outside the top-K was skipped
+// unless a proof above shows it ranks below the K-th.
+//
+// Intent: clustering needs, for each leader, every same-intent follower,
+// which has larger r. L candidates are all checked. An H candidate is
+// same-intent only if o ≥ MinOverlap, so levels o ≥ MinOverlap are scanned
+// in full over the volume window v_c+1 ≥ (v_k+1)/MaxRatio, starting after k
+// in each group (followers have larger r, so smaller or equal volume). Pairs
+// (k, c) with c > k are collected and the leader pass then runs in r order:
+// a keyword still unassigned at its turn leads, and assigns its unassigned
+// followers, exactly as the definition reads.
+//
+// Cost: the L pass costs Σ over light URLs of df², which the hub cut keeps
+// near-linear (the heaviest light URL has df < hubMinDF, hubMinDF ≈ √N/2),
+// plus one mask popcount per distinct L candidate. The H search runs only for
+// keywords whose top-K is short of overlap above their hub count, and visits
+// the groups meeting its mask plus the few members walked near its volume.
+
+// engine holds the corpus in rank space and everything shared by workers.
+type engine struct {
+	opt  Options
+	n    int
+	kws  []Keyword // by input index
+	rank []uint32  // input index -> rank
+	idx  []uint32  // rank -> input index
+	vol  []uint64  // by rank: smoothed volume
+	// Light URLs per keyword (rank space) and their posting lists.
+	lOff, lURL []uint32
+	pOff, pKw  []uint32
+	// Hub masks: w words per keyword.
+	w    int
+	mask []uint64
+	// Groups of keywords with identical non-empty masks.
+	gMask      []uint64 // w words per group
+	gOff, gKw  []uint32 // members by rank
+	hOff, hGrp []uint32 // groups holding each hub
+	// byText lists ranks in text order: the output order.
+	byText []uint32
+
+	hubs, hubMinDF int
+	lightWork      uint64 // Σ df² over light URLs
+}
+
+// newEngine renumbers the corpus by rank and builds postings, masks and
+// groups. It rejects duplicate keyword texts.
+func newEngine(c *corpus, opt Options) (*engine, error) {
+	n := len(c.kws)
+	if uint64(n) >= math.MaxUint32 {
+		return nil, fmt.Errorf("cannot compare %d keywords; at most 2³²-2", n)
+	}
+	e := &engine{opt: opt, n: n, kws: c.kws}
+
+	// Text order (usually the input order already: the lake is sorted).
+	tpos := make([]uint32, n) // input index -> position in text order
+	sorted := true
+	for i := 1; i < n; i++ {
+		if c.kws[i-1].Text >= c.kws[i].Text {
+			sorted = false
+			break
+		}
+	}
+	byTextIdx := make([]uint32, n)
+	for i := range byTextIdx {
+		byTextIdx[i] = uint32(i)
+	}
+	if !sorted {
+		slices.SortFunc(byTextIdx, func(a, b uint32) int { return strings.Compare(c.kws[a].Text, c.kws[b].Text) })
+		for i := 1; i < n; i++ {
+			if c.kws[byTextIdx[i-1]].Text == c.kws[byTextIdx[i]].Text {
+				return nil, fmt.Errorf("cannot compare keywords: %q appears twice", c.kws[byTextIdx[i]].Text)
+			}
+		}
+	}
+	for p, i := range byTextIdx {
+		tpos[i] = uint32(p)
+	}
+	// Rank order: volume descending, then text ascending (tpos).
+	e.idx = make([]uint32, n)
+	for i := range e.idx {
+		e.idx[i] = uint32(i)
+	}
+	slices.SortFunc(e.idx, func(a, b uint32) int {
+		if va, vb := c.kws[a].Volume, c.kws[b].Volume; va != vb {
+			return cmp.Compare(vb, va)
+		}
+		return cmp.Compare(tpos[a], tpos[b])
+	})
+	e.rank = make([]uint32, n)
+	e.vol = make([]uint64, n)
+	for r, i := range e.idx {
+		e.rank[i] = uint32(r)
+		e.vol[r] = smooth(c.kws[i].Volume)
+	}
+	e.byText = byTextIdx // reuse: convert to ranks in place
+	for p, i := range e.byText {
+		e.byText[p] = e.rank[i]
+	}
+
+	// Document frequencies and the hub cut.
+	df := make([]uint32, c.nURL)
+	for _, u := range c.urls {
+		df[u]++
+	}
+	e.hubMinDF = opt.hubMinDF
+	if e.hubMinDF <= 0 {
+		e.hubMinDF = max(32, int(math.Sqrt(float64(n))/2))
+	}
+	hubBit := make([]int32, c.nURL)
+	var hubCands []uint32
+	for u, d := range df {
+		hubBit[u] = -1
+		if int(d) >= e.hubMinDF {
+			hubCands = append(hubCands, uint32(u))
+		}
+	}
+	if opt.maxHubs > 0 {
+		slices.SortFunc(hubCands, func(a, b uint32) int {
+			if df[a] != df[b] {
+				return cmp.Compare(df[b], df[a])
+			}
+			return cmp.Compare(a, b)
+		})
+		hubCands = hubCands[:min(len(hubCands), opt.maxHubs)]
+	} else {
+		hubCands = nil
+	}
+	e.hubs = len(hubCands)
+	e.w = (e.hubs + 63) / 64
+	for b, u := range hubCands {
+		hubBit[u] = int32(b)
+	}
+	// Light ids: dense over non-hub URLs.
+	lightID := make([]uint32, c.nURL)
+	nLight := uint32(0)
+	for u := range df {
+		if hubBit[u] < 0 {
+			lightID[u] = nLight
+			nLight++
+			e.lightWork += uint64(df[u]) * uint64(df[u])
+		}
+	}
+
+	// Light sets and masks in rank space.
+	e.mask = make([]uint64, n*e.w)
+	e.lOff = make([]uint32, n+1)
+	e.lURL = make([]uint32, 0, len(c.urls))
+	for r, i := range e.idx {
+		for _, u := range c.urls[c.off[i]:c.off[i+1]] {
+			if b := hubBit[u]; b >= 0 {
+				e.mask[r*e.w+int(b)/64] |= 1 << (uint(b) % 64)
+			} else {
+				e.lURL = append(e.lURL, lightID[u])
+			}
+		}
+		e.lOff[r+1] = uint32(len(e.lURL))
+	}
+	// Postings, filled in rank order so each list is sorted by rank.
+	e.pOff = make([]uint32, nLight+1)
+	for _, l := range e.lURL {
+		e.pOff[l+1]++
+	}
+	for l := uint32(0); l < nLight; l++ {
+		e.pOff[l+1] += e.pOff[l]
+	}
+	e.pKw = make([]uint32, len(e.lURL))
+	fill := slices.Clone(e.pOff[:nLight])
+	for r := 0; r < n; r++ {
+		for _, l := range e.lURL[e.lOff[r]:e.lOff[r+1]] {
+			e.pKw[fill[l]] = uint32(r)
+			fill[l]++
+		}
+	}
+	e.buildGroups()
+	return e, nil
+}
+
+// buildGroups groups the keywords that have hubs by identical mask.
+func (e *engine) buildGroups() {
+	w := e.w
+	e.gOff = []uint32{0}
+	if w == 0 {
+		return
+	}
+	var withHubs []uint32
+	for r := 0; r < e.n; r++ {
+		if !zero(e.mask[r*w : r*w+w]) {
+			withHubs = append(withHubs, uint32(r))
+		}
+	}
+	slices.SortFunc(withHubs, func(a, b uint32) int {
+		if x := slices.Compare(e.mask[int(a)*w:int(a)*w+w], e.mask[int(b)*w:int(b)*w+w]); x != 0 {
+			return x
+		}
+		return cmp.Compare(a, b)
+	})
+	e.gKw = withHubs
+	for j, r := range withHubs {
+		m := e.mask[int(r)*w : int(r)*w+w]
+		if j == 0 || !slices.Equal(m, e.mask[int(withHubs[j-1])*w:int(withHubs[j-1])*w+w]) {
+			if j > 0 {
+				e.gOff = append(e.gOff, uint32(j))
+			}
+			e.gMask = append(e.gMask, m...)
+		}
+	}
+	e.gOff = append(e.gOff, uint32(len(withHubs)))
+	groups := len(e.gOff) - 1
+	e.hOff = make([]uint32, e.hubs+1)
+	for g := 0; g < groups; g++ {
+		forBits(e.gMask[g*w:g*w+w], func(b int) { e.hOff[b+1]++ })
+	}
+	for b := 0; b < e.hubs; b++ {
+		e.hOff[b+1] += e.hOff[b]
+	}
+	e.hGrp = make([]uint32, e.hOff[e.hubs])
+	fill := slices.Clone(e.hOff[:e.hubs])
+	for g := 0; g < groups; g++ {
+		forBits(e.gMask[g*w:g*w+w], func(b int) {
+			e.hGrp[fill[b]] = uint32(g)
+			fill[b]++
+		})
+	}
+}
+
+func zero(m []uint64) bool {
+	for _, x := range m {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func forBits(m []uint64, fn func(b int)) {
+	for j, x := range m {
+		for x != 0 {
+			fn(j*64 + bits.TrailingZeros64(x))
+			x &= x - 1
+		}
+	}
+}
+
+func shared(a, b []uint64) int32 {
+	s := 0
+	for j := range a {
+		s += bits.OnesCount64(a[j] & b[j])
+	}
+	return int32(s)
+}
+
+// cand is one ranked candidate: its rank, overlap and closeness hi/lo.
+type cand struct {
+	c      uint32
+	o      int32
+	hi, lo uint64
+}
+
+// better reports whether a ranks before b (SPEC §6; r stands for volume
+// desc then text asc).
+func better(a, b *cand) bool {
+	if a.o != b.o {
+		return a.o > b.o
+	}
+	if x := cmpRatio(a.hi, a.lo, b.hi, b.lo); x != 0 {
+		return x < 0
+	}
+	return a.c < b.c
+}
+
+// front is one walk front of a group at one H level.
+type front struct {
+	hi, lo uint64 // closeness of the member at pos
+	g      uint32
+	pos    int32
+	step   int32 // -1 upward (higher volumes), +1 downward
+}
+
+// worker holds one goroutine's scratch space.
+type worker struct {
+	e       *engine
+	cnt     []uint16
+	touched []uint32
+	top     []cand
+	gStamp  []uint32
+	epoch   uint32
+	levels  [][]uint32
+	fronts  []front
+	fwd     []uint32 // same-intent pairs (k, c), c > k, flattened
+}
+
+func (e *engine) newWorker() *worker {
+	return &worker{
+		e:      e,
+		cnt:    make([]uint16, e.n),
+		top:    make([]cand, 0, e.opt.TopK+1),
+		gStamp: make([]uint32, len(e.gOff)-1),
+	}
+}
+
+// one computes keyword k's top-K (left in w.top, best first) and appends its
+// same-intent followers to w.fwd.
+func (w *worker) one(k uint32) {
+	e := w.e
+	W := e.w
+	mk := e.mask[int(k)*W : int(k)*W+W]
+	touched := w.touched[:0]
+	cnt := w.cnt
+	for _, l := range e.lURL[e.lOff[k]:e.lOff[k+1]] {
+		for _, c := range e.pKw[e.pOff[l]:e.pOff[l+1]] {
+			if cnt[c] == 0 {
+				touched = append(touched, c)
+			}
+			cnt[c]++
+		}
+	}
+	w.touched = touched
+	w.top = w.top[:0]
+	K := e.opt.TopK
+	vk := e.vol[k]
+	minO := int32(e.opt.MinOverlap)
+	hasHubs := W > 0 && !zero(mk)
+	for _, c := range touched {
+		if c == k {
+			continue
+		}
+		o := int32(cnt[c])
+		if hasHubs {
+			o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
+		}
+		if o >= minO && c > k {
+			if hi, lo := hiLo(vk, e.vol[c]); ratioWithin(hi, lo, e.opt.MaxRatio) {
+				w.fwd = append(w.fwd, k, c)
+			}
+		}
+		if len(w.top) == K && o < w.top[K-1].o {
+			continue
+		}
+		hi, lo := hiLo(vk, e.vol[c])
+		w.offer(cand{c: c, o: o, hi: hi, lo: lo})
+	}
+	if hasHubs {
+		w.hubOnly(k, mk)
+	}
+	for _, c := range touched {
+		cnt[c] = 0
+	}
+}
+
+func (w *worker) offer(x cand) {
+	K := w.e.opt.TopK
+	if len(w.top) == K {
+		if !better(&x, &w.top[K-1]) {
+			return
+		}
+		w.top = w.top[:K-1]
+	}
+	i := len(w.top)
+	w.top = append(w.top, x)
+	for i > 0 && better(&x, &w.top[i-1]) {
+		w.top[i] = w.top[i-1]
+		i--
+	}
+	w.top[i] = x
+}
+
+// needs reports whether an H candidate of overlap o could still enter the
+// top-K.
+func (w *worker) needs(o int32) bool {
+	K := w.e.opt.TopK
+	return len(w.top) < K || w.top[K-1].o <= o
+}
+
+// hubOnly ranks the H candidates of k and collects its H followers.
+func (w *worker) hubOnly(k uint32, mk []uint64) {
+	e := w.e
+	W := e.w
+	hk := shared(mk, mk)
+	minO := int32(e.opt.MinOverlap)
+	if !w.needs(hk) && hk < minO {
+		return
+	}
+	w.epoch++
+	if w.epoch == 0 {
+		clear(w.gStamp)
+		w.epoch = 1
+	}
+	for len(w.levels) <= int(hk) {
+		w.levels = append(w.levels, nil)
+	}
+	for o := range w.levels[:hk+1] {
+		w.levels[o] = w.levels[o][:0]
+	}
+	forBits(mk, func(b int) {
+		for _, g := range e.hGrp[e.hOff[b]:e.hOff[b+1]] {
+			if w.gStamp[g] != w.epoch {
+				w.gStamp[g] = w.epoch
+				o := shared(mk, e.gMask[int(g)*W:int(g)*W+W])
+				w.levels[o] = append(w.levels[o], g)
+			}
+		}
+	})
+	for o := hk; o >= 1; o-- {
+		need := w.needs(o)
+		if !need && o < minO {
+			break
+		}
+		gs := w.levels[o]
+		if len(gs) == 0 {
+			continue
+		}
+		if o >= minO {
+			w.followers(k, gs)
+		}
+		if need {
+			w.walk(k, o, gs)
+		}
+	}
+}
+
+// followers appends every H candidate c > k of the groups gs within the
+// same-intent volume ratio.
+func (w *worker) followers(k uint32, gs []uint32) {
+	e := w.e
+	vk := e.vol[k]
+	for _, g := range gs {
+		m := e.gKw[e.gOff[g]:e.gOff[g+1]]
+		p, _ := slices.BinarySearch(m, k+1)
+		for _, c := range m[p:] {
+			if !ratioWithin(vk, e.vol[c], e.opt.MaxRatio) {
+				break
+			}
+			if w.cnt[c] == 0 {
+				w.fwd = append(w.fwd, k, c)
+			}
+		}
+	}
+}
+
+// walk ranks the H candidates of level o, nearest volume first, until no
+// remaining one can enter the top-K.
+func (w *worker) walk(k uint32, o int32, gs []uint32) {
+	e := w.e
+	vk := e.vol[k]
+	fr := w.fronts[:0]
+	for _, g := range gs {
+		m := e.gKw[e.gOff[g]:e.gOff[g+1]]
+		// p: first member with volume <= v_k (members are by volume desc).
+		p, q := 0, len(m)
+		for p < q {
+			h := int(uint(p+q) >> 1)
+			if e.vol[m[h]] > vk {
+				p = h + 1
+			} else {
+				q = h
+			}
+		}
+		if p > 0 {
+			hi, lo := hiLo(vk, e.vol[m[p-1]])
+			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p - 1), step: -1})
+		}
+		if p < len(m) {
+			hi, lo := hiLo(vk, e.vol[m[p]])
+			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p), step: 1})
+		}
+	}
+	for i := len(fr)/2 - 1; i >= 0; i-- {
+		siftDown(fr, i)
+	}
+	K := e.opt.TopK
+	for len(fr) > 0 {
+		f := &fr[0]
+		if len(w.top) == K {
+			worst := &w.top[K-1]
+			if worst.o > o || (worst.o == o && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0) {
+				break
+			}
+		}
+		m := e.gKw[e.gOff[f.g]:e.gOff[f.g+1]]
+		c := m[f.pos]
+		if c != k && w.cnt[c] == 0 {
+			w.offer(cand{c: c, o: o, hi: f.hi, lo: f.lo})
+		}
+		f.pos += f.step
+		if f.pos < 0 || int(f.pos) >= len(m) {
+			fr[0] = fr[len(fr)-1]
+			fr = fr[:len(fr)-1]
+		} else {
+			f.hi, f.lo = hiLo(vk, e.vol[m[f.pos]])
+		}
+		if len(fr) > 0 {
+			siftDown(fr, 0)
+		}
+	}
+	w.fronts = fr[:0]
+}
+
+func frontLess(a, b *front) bool { return cmpRatio(a.hi, a.lo, b.hi, b.lo) < 0 }
+
+func siftDown(h []front, i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && frontLess(&h[r], &h[l]) {
+			j = r
+		}
+		if !frontLess(&h[j], &h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}

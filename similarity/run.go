@@ -1,0 +1,265 @@
+package similarity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+)
+
+// RunOptions says which lake partitions Run reads and writes.
+type RunOptions struct {
+	// Data is the data folder that holds the lake. Required.
+	Data string
+	// Date is the data date (YYYY-MM-DD) whose keywords are compared and
+	// whose related and intents partitions are written. Required.
+	Date string
+	// Countries limits the run to these country codes (either case).
+	// Default: every country with a keywords partition on Date.
+	Countries []string
+	// MaxAgeDays is the oldest SERP used, in days before Date: a SERP dated
+	// Date-MaxAgeDays counts, one a day older does not. Default 30.
+	MaxAgeDays int
+	// Options tunes the computation; see Options for its defaults.
+	Options
+}
+
+// RunStats reports one country's run.
+type RunStats struct {
+	Country     string // lower case, as in the lake
+	Keywords    int    // keywords with a record on Date
+	WithSERP    int    // of those, keywords with a SERP within MaxAgeDays
+	RelatedRows int
+	Duration    time.Duration
+}
+
+// Run is the similarity stage: for each country it reads the keywords
+// partition of Date and, for every keyword, its newest SERP among the serps
+// partitions dated within MaxAgeDays up to and including Date; computes as
+// Compute does; and writes the related and intents partitions of Date, each
+// atomically. Only keywords with a record are compared; SERP rows of other
+// keywords are ignored. Progress restarts at zero for each country.
+func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
+	if opt.Data == "" {
+		return nil, errors.New("no data folder given; pass the folder that holds lake/")
+	}
+	day, err := time.Parse(kw.DateLayout, opt.Date)
+	if err != nil {
+		return nil, fmt.Errorf("cannot use date %q; want YYYY-MM-DD: %w", opt.Date, err)
+	}
+	if opt.MaxAgeDays <= 0 {
+		opt.MaxAgeDays = 30
+	}
+	opt.Options = opt.Options.withDefaults()
+	countries := opt.Countries
+	if len(countries) == 0 {
+		countries, err = lake.Countries(opt.Data, kw.DatasetKeywords, opt.Date)
+		if err != nil {
+			return nil, fmt.Errorf("cannot list countries of %s: %w", opt.Date, err)
+		}
+		if len(countries) == 0 {
+			return nil, fmt.Errorf("no keywords partition on %s in %s; run kwdata ingest first", opt.Date, kw.LakeDir(opt.Data))
+		}
+	}
+	var stats []RunStats
+	for _, cc := range countries {
+		cc = strings.ToLower(cc)
+		if _, ok := kw.LookupCountry(cc); !ok {
+			return stats, fmt.Errorf("cannot compute country %q: not a supported country code", cc)
+		}
+		st, err := runCountry(ctx, opt, cc, day)
+		if err != nil {
+			return stats, fmt.Errorf("cannot compute similarity of %s on %s: %w", cc, opt.Date, err)
+		}
+		stats = append(stats, st)
+	}
+	return stats, nil
+}
+
+// keywordCols and serpCols are the columns Run reads; the reader skips the
+// others.
+type keywordCols struct {
+	Keyword   string `parquet:"keyword"`
+	Volume    int64  `parquet:"volume"`
+	CPCMicros int64  `parquet:"cpc_micros"`
+}
+
+type serpCols struct {
+	Keyword string `parquet:"keyword"`
+	URLKey  string `parquet:"url_key"`
+}
+
+func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (RunStats, error) {
+	start := time.Now()
+	log := opt.Logger.With("country", cc, "date", opt.Date)
+	st := RunStats{Country: cc}
+	var kws []Keyword
+	err := lake.Scan(ctx, opt.Data, kw.DatasetKeywords, cc, opt.Date, func(batch []keywordCols) error {
+		for _, r := range batch {
+			kws = append(kws, Keyword{Text: strings.Clone(r.Keyword), Volume: r.Volume, CPCMicros: r.CPCMicros})
+		}
+		return nil
+	})
+	if err != nil {
+		return st, fmt.Errorf("cannot read keywords: %w", err)
+	}
+	st.Keywords = len(kws)
+	c, withSERP, err := readSERPs(ctx, opt, cc, day, kws, log)
+	if err != nil {
+		return st, err
+	}
+	st.WithSERP = withSERP
+	log.Info("similarity input read", "keywords", len(kws), "with_serp", withSERP,
+		"elapsed", time.Since(start).Round(time.Millisecond))
+
+	rw, err := lake.Create[kw.RelatedRow](opt.Data, kw.DatasetRelated, cc, opt.Date)
+	if err != nil {
+		return st, err
+	}
+	defer rw.Abort() // no-op once committed
+	iw, err := lake.Create[kw.IntentRow](opt.Data, kw.DatasetIntents, cc, opt.Date)
+	if err != nil {
+		return st, err
+	}
+	defer iw.Abort()
+	o := opt.Options
+	o.Logger = log
+	res, err := computeCorpus(ctx, c, o, func(rows []kw.RelatedRow) error { return rw.Write(rows...) })
+	if err != nil {
+		return st, err
+	}
+	if err := res.intents(64*1024, func(rows []kw.IntentRow) error { return iw.Write(rows...) }); err != nil {
+		return st, err
+	}
+	if err := rw.Commit(); err != nil {
+		return st, err
+	}
+	if err := iw.Commit(); err != nil {
+		return st, err
+	}
+	st.RelatedRows = res.relatedRows
+	st.Duration = time.Since(start)
+	log.Info("similarity written", "keywords", st.Keywords, "with_serp", st.WithSERP,
+		"related_rows", st.RelatedRows, "leaders", res.leaders, "elapsed", st.Duration.Round(time.Millisecond))
+	return st, nil
+}
+
+// readSERPs builds the corpus of kws: each keyword's newest SERP dated
+// within MaxAgeDays up to day.
+func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kws []Keyword, log interface {
+	Info(string, ...any)
+}) (*corpus, int, error) {
+	dates, err := lake.Dates(opt.Data, kw.DatasetSERPs, cc)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot list SERP dates: %w", err)
+	}
+	oldest := day.AddDate(0, 0, -opt.MaxAgeDays)
+	var use []string
+	for _, d := range dates {
+		t, err := time.Parse(kw.DateLayout, d)
+		if err != nil || t.After(day) || t.Before(oldest) {
+			continue
+		}
+		use = append(use, d)
+	}
+	slices.Reverse(use) // newest first
+
+	// Keywords are looked up by merging with the sorted keyword list while
+	// SERP rows arrive sorted (the lake's order); a map serves otherwise.
+	sorted := slices.IsSortedFunc(kws, func(a, b Keyword) int { return strings.Compare(a.Text, b.Text) })
+	var byText map[string]uint32
+	lookup := func(text string) (int, bool) {
+		if byText == nil {
+			byText = make(map[string]uint32, len(kws))
+			for i, k := range kws {
+				byText[k.Text] = uint32(i)
+			}
+		}
+		i, ok := byText[text]
+		return int(i), ok
+	}
+	urls := newURLInterner()
+	b := corpusBuilder{kws: kws}
+	// from[i] is 1 + the position in use of the date keyword i's SERP came
+	// from; rows of older dates for that keyword are skipped.
+	from := make([]uint32, len(kws))
+	withSERP, badURLs := 0, 0
+	// Decoding and hashing (this goroutine) overlap with interning (the
+	// consumer), which is the costly map work at millions of URLs.
+	type chunk struct {
+		kw []uint32
+		h  [][2]uint64
+	}
+	chunks := make(chan chunk, 4)
+	interned := make(chan struct{})
+	go func() {
+		defer close(interned)
+		for c := range chunks {
+			for j, h := range c.h {
+				b.add(int(c.kw[j]), urls.id(h))
+			}
+		}
+	}()
+	defer func() {
+		if chunks != nil {
+			close(chunks)
+			<-interned
+		}
+	}()
+	for di, d := range use {
+		tag := uint32(di + 1)
+		// cur is the first keyword not below merged, the last key merged.
+		cur, merged := 0, ""
+		prevText, prevIdx, prevOK := "", -1, false
+		err := lake.Scan(ctx, opt.Data, kw.DatasetSERPs, cc, d, func(batch []serpCols) error {
+			out := chunk{kw: make([]uint32, 0, len(batch)), h: make([][2]uint64, 0, len(batch))}
+			defer func() { chunks <- out }()
+			for _, r := range batch {
+				i, ok := prevIdx, prevOK
+				if r.Keyword != prevText || prevIdx < 0 {
+					switch {
+					case sorted && r.Keyword >= merged:
+						for cur < len(kws) && kws[cur].Text < r.Keyword {
+							cur++
+						}
+						merged = strings.Clone(r.Keyword)
+						i, ok = cur, cur < len(kws) && kws[cur].Text == r.Keyword
+					default:
+						i, ok = lookup(r.Keyword)
+					}
+					prevText, prevIdx, prevOK = strings.Clone(r.Keyword), i, ok
+				}
+				if !ok || (from[i] != 0 && from[i] != tag) {
+					continue
+				}
+				if r.URLKey == "" {
+					badURLs++ // ingest always writes url_key; nothing to compare
+					continue
+				}
+				if from[i] == 0 {
+					from[i] = tag
+					withSERP++
+				}
+				out.kw = append(out.kw, uint32(i))
+				out.h = append(out.h, urls.hash(r.URLKey))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, fmt.Errorf("cannot read SERPs of %s: %w", d, err)
+		}
+	}
+	if badURLs > 0 {
+		log.Info("similarity skipped SERP rows without a url_key", "rows", badURLs)
+	}
+	close(chunks)
+	<-interned
+	chunks = nil
+	c, err := b.build(len(urls.ids))
+	return c, withSERP, err
+}

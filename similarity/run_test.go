@@ -1,0 +1,107 @@
+package similarity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+)
+
+// writeLake writes keywords (sorted by text) and SERP rows per date.
+func writeLake(tb testing.TB, data, cc, date string, kws []Keyword, serps map[string][][]string, texts map[string][]string) {
+	tb.Helper()
+	recs := make([]kw.KeywordRecord, len(kws))
+	for i, k := range kws {
+		recs[i] = kw.KeywordRecord{Keyword: k.Text, Volume: k.Volume, CPCMicros: k.CPCMicros, Source: "test"}
+	}
+	slices.SortFunc(recs, func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) })
+	if err := lake.WritePartition(data, kw.DatasetKeywords, cc, date, recs); err != nil {
+		tb.Fatal(err)
+	}
+	for d, ss := range serps {
+		var rows []kw.SERPRow
+		for i, s := range ss {
+			for r, u := range s {
+				rows = append(rows, kw.SERPRow{Keyword: texts[d][i], Rank: int32(r + 1), URL: "https://" + u, URLKey: u})
+			}
+		}
+		slices.SortStableFunc(rows, func(a, b kw.SERPRow) int { return strings.Compare(a.Keyword, b.Keyword) })
+		if err := lake.WritePartition(data, kw.DatasetSERPs, cc, d, rows); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// TestRun checks the stage end to end: newest SERP within the age limit,
+// SERPs of keywords without a record ignored, output equal to Compute's.
+func TestRun(t *testing.T) {
+	data := t.TempDir()
+	rng := rand.New(rand.NewPCG(9, 9))
+	kws, serps := randomCorpus(rng, 300, 60)
+	texts := make([]string, len(kws))
+	for i, k := range kws {
+		texts[i] = k.Text
+	}
+	// The newest SERP (2026-11-20) wins over older ones; the one dated
+	// after Date and the one older than 30 days are never used.
+	older := make([][]string, len(kws))
+	for i := range older {
+		older[i] = []string{"old.example/", fmt.Sprintf("old.example/%d", i%3)}
+	}
+	var newest [][]string
+	var newestTexts []string
+	want := make([][]string, len(kws))
+	for i := range kws {
+		switch {
+		case i%3 == 0 && len(serps[i]) > 0: // an empty SERP leaves no rows
+			newest = append(newest, serps[i])
+			newestTexts = append(newestTexts, texts[i])
+			want[i] = serps[i]
+		default:
+			want[i] = older[i] // only the older partition has it
+		}
+	}
+	// A keyword without a record must be ignored.
+	newest = append(newest, []string{"old.example/"})
+	newestTexts = append(newestTexts, "zz no record")
+	future := slices.Repeat([][]string{{"future.example/"}}, len(kws))
+	stale := slices.Repeat([][]string{{"stale.example/"}}, len(kws))
+	writeLake(t, data, "us", "2026-11-21", kws,
+		map[string][][]string{"2026-11-20": newest, "2026-11-01": older, "2026-11-22": future, "2026-10-21": stale, "2026-10-20": stale},
+		map[string][]string{"2026-11-20": newestTexts, "2026-11-01": texts, "2026-11-22": texts, "2026-10-21": texts, "2026-10-20": texts})
+	// 2026-10-21 is exactly 30 days old (used, but every keyword has a
+	// newer SERP); 2026-10-20 is too old.
+
+	opt := Options{Workers: 2, BatchSize: 13, hubMinDF: 4}
+	stats, err := Run(context.Background(), RunOptions{Data: data, Date: "2026-11-21", Options: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRel, wantInt := Brute(kws, want, opt)
+	if len(stats) != 1 || stats[0].Country != "us" || stats[0].Keywords != len(kws) || stats[0].RelatedRows != len(wantRel) {
+		t.Fatalf("stats = %+v, want one for us with %d keywords and %d rows", stats, len(kws), len(wantRel))
+	}
+	gotRel, err := lake.Read[kw.RelatedRow](data, kw.DatasetRelated, "us", "2026-11-21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotInt, err := lake.Read[kw.IntentRow](data, kw.DatasetIntents, "us", "2026-11-21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, wantRel, gotRel, wantInt, gotInt)
+
+	// A run over a date without keywords says so.
+	if _, err := Run(context.Background(), RunOptions{Data: data, Date: "2026-11-19"}); err == nil {
+		t.Error("Run on a date without keywords succeeded")
+	}
+	if _, err := Run(context.Background(), RunOptions{Data: data, Date: "2026-11-19", Countries: []string{"US"}}); !errors.Is(err, lake.ErrNoPartition) {
+		t.Errorf("Run of a missing partition: %v, want ErrNoPartition", err)
+	}
+}
