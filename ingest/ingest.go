@@ -1,0 +1,263 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// MaxBadRows is the number of bad rows a Report lists; all are counted.
+const MaxBadRows = 1000
+
+// Progress stages passed to Options.Progress.
+const (
+	StagePlanner = "planner"
+	StageSERPs   = "serps"
+)
+
+// Options of one ingest run. Run fills the defaults in one place
+// (withDefaults); the zero value of every optional field means its default.
+type Options struct {
+	// Data is the data folder that holds the lake. Required.
+	Data string
+	// Date is the data date, YYYY-MM-DD. Required.
+	Date string
+	// Country is the ISO 3166-1 alpha-2 code of the run, either case; it must
+	// be supported (kw.LookupCountry). Required.
+	Country string
+	// PlannerCSV are Keyword Planner export files; when given, the keywords
+	// partition is written from them. Rows of later files come after rows of
+	// earlier ones, which decides ties between duplicates.
+	PlannerCSV []string
+	// SERPJSONL are SERP JSONL files; when given, the serps partition is
+	// written from them. A keyword on several lines keeps its last line, and
+	// later files come after earlier ones. At least one of PlannerCSV and
+	// SERPJSONL is required.
+	SERPJSONL []string
+	// USDRate maps a currency code (either case) to its value in USD per unit
+	// ("EUR": 1.08). USD needs no entry. Default none: a planner export in
+	// any other currency is refused with a *CurrencyError.
+	USDRate map[string]float64
+	// Logger receives one line per file and one summary. Default: discard.
+	Logger *slog.Logger
+	// Progress, when set, is called from the reading goroutine as input is
+	// read, with the bytes read so far and the total size of the stage's
+	// files. Default: none.
+	Progress func(stage string, done, total int64)
+}
+
+// withDefaults checks opt and fills in its defaults.
+func (opt Options) withDefaults() (Options, error) {
+	if opt.Data == "" {
+		return opt, errors.New("no data folder given")
+	}
+	if _, err := time.Parse(kw.DateLayout, opt.Date); err != nil {
+		return opt, fmt.Errorf("date %q is not YYYY-MM-DD", opt.Date)
+	}
+	c, ok := kw.LookupCountry(opt.Country)
+	if !ok {
+		return opt, fmt.Errorf("country %q is not supported; see kw.Countries for the list", opt.Country)
+	}
+	opt.Country = strings.ToLower(c.Code)
+	if len(opt.PlannerCSV) == 0 && len(opt.SERPJSONL) == 0 {
+		return opt, errors.New("no input files given: pass a planner export, a SERP JSONL file, or both")
+	}
+	for cur, rate := range opt.USDRate {
+		if math.IsNaN(rate) || math.IsInf(rate, 0) || rate <= 0 {
+			return opt, fmt.Errorf("USD rate of %s is %v; want a positive number (USD per %s)", cur, rate, cur)
+		}
+		if strings.EqualFold(cur, "USD") && rate != 1 {
+			return opt, fmt.Errorf("USD rate of USD is %v; USD needs no rate", rate)
+		}
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	return opt, nil
+}
+
+// BadRow is one input line that was rejected; the run went on without it.
+type BadRow struct {
+	File   string
+	Line   int // 1-based physical line of the file
+	Reason string
+}
+
+// String formats the row as "file:line: reason".
+func (b BadRow) String() string { return fmt.Sprintf("%s:%d: %s", b.File, b.Line, b.Reason) }
+
+// Report says what one Run read and wrote.
+type Report struct {
+	Country string // upper case
+	Date    string
+
+	KeywordRows int // planner rows accepted, before deduplication
+	Keywords    int // distinct keywords written
+	Duplicates  int // planner rows dropped for another row of the same keyword
+
+	SERPLines      int // non-blank SERP JSONL lines read
+	SERPs          int // distinct keywords whose SERP was written
+	SERPRows       int // result rows written
+	SERPDuplicates int // SERP lines replaced by a later line of the same keyword
+	SkippedResults int // results dropped: no valid rank or no valid URL key
+	Truncated      int // results dropped beyond the top MaxResults of a line
+
+	Bad      []BadRow // the first MaxBadRows bad rows
+	BadCount int      // all bad rows
+}
+
+// addBad counts a bad row and keeps it if the list has room.
+func (r *Report) addBad(b BadRow) {
+	r.BadCount++
+	if len(r.Bad) < MaxBadRows {
+		r.Bad = append(r.Bad, b)
+	}
+}
+
+// Run ingests the planner exports and SERP JSONL files of opt into the lake:
+// the keywords partition when PlannerCSV is given, the serps partition when
+// SERPJSONL is, each written atomically. Every file is parsed before
+// anything is written: if one is rejected whole (not the expected format, a
+// currency without a rate, a read error, ctx done), Run writes nothing and
+// returns the error with the report so far. Bad rows do not fail the run;
+// they are in the report. Should writing the serps partition fail, the
+// keywords partition written just before stays.
+func Run(ctx context.Context, opt Options) (Report, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return Report{}, fmt.Errorf("cannot ingest: %w", err)
+	}
+	log := opt.Logger.With("country", opt.Country, "date", opt.Date)
+	rep := Report{Country: strings.ToUpper(opt.Country), Date: opt.Date}
+	start := time.Now()
+
+	var recs []kw.KeywordRecord
+	if len(opt.PlannerCSV) > 0 {
+		err := eachFile(ctx, opt.PlannerCSV, StagePlanner, opt.Progress, func(r io.Reader, name string) error {
+			got, st, err := ParsePlanner(r, name, opt.USDRate, rep.addBad)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, got...)
+			rep.KeywordRows += st.Records
+			log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad)
+			if len(st.MissingColumns) > 0 {
+				log.Warn("planner export lacks columns; their fields stay zero", "file", name, "columns", st.MissingColumns)
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+
+	var serps []SERP
+	if len(opt.SERPJSONL) > 0 {
+		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, opt.Progress, func(r io.Reader, name string) error {
+			st, err := ParseSERPJSONL(r, name, opt.Country, func(keyword string, rows []kw.SERPRow) {
+				serps = append(serps, SERP{Keyword: keyword, Rows: rows})
+			}, rep.addBad)
+			rep.SERPLines += st.Lines
+			rep.SkippedResults += st.SkippedResults
+			rep.Truncated += st.Truncated
+			if err != nil {
+				return err
+			}
+			log.Info("read SERP JSONL", "file", name, "serps", st.Records, "rows", st.Rows, "bad", st.Bad,
+				"skipped_results", st.SkippedResults, "truncated", st.Truncated)
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+
+	if len(opt.PlannerCSV) > 0 {
+		res, err := WriteKeywords(ctx, opt.Data, opt.Country, opt.Date, recs)
+		if err != nil {
+			return rep, err
+		}
+		rep.Keywords, rep.Duplicates = res.Keywords, res.Duplicates
+	}
+	recs = nil
+	if len(opt.SERPJSONL) > 0 {
+		res, err := WriteSERPs(ctx, opt.Data, opt.Country, opt.Date, serps)
+		if err != nil {
+			return rep, err
+		}
+		rep.SERPs, rep.SERPRows, rep.SERPDuplicates = res.Keywords, res.Rows, res.Duplicates
+	}
+	log.Info("ingested", "keywords", rep.Keywords, "duplicates", rep.Duplicates,
+		"serps", rep.SERPs, "serp_rows", rep.SERPRows, "bad", rep.BadCount,
+		"elapsed", time.Since(start).Round(time.Millisecond))
+	return rep, nil
+}
+
+// eachFile opens each file in turn and hands it to fn through a reader that
+// reports progress over all files of the stage and stops on ctx.
+func eachFile(ctx context.Context, names []string, stage string, progress func(string, int64, int64), fn func(io.Reader, string) error) error {
+	var total int64
+	for _, name := range names {
+		st, err := os.Stat(name)
+		if err != nil {
+			return fmt.Errorf("cannot open %s: %w", name, err)
+		}
+		if st.IsDir() {
+			return fmt.Errorf("cannot read %s: it is a folder, want a file", name)
+		}
+		total += st.Size()
+	}
+	pr := &progressReader{ctx: ctx, stage: stage, total: total, fn: progress}
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("cannot open %s: %w", name, err)
+		}
+		pr.r = f
+		err = fn(pr, name)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	pr.report(true)
+	return nil
+}
+
+// progressReader stops reading once ctx is done and reports bytes read,
+// at most once a progressStep.
+type progressReader struct {
+	ctx         context.Context
+	r           io.Reader
+	stage       string
+	done, total int64
+	last        int64
+	fn          func(stage string, done, total int64)
+}
+
+const progressStep = 4 << 20
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	if err := p.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	p.report(false)
+	return n, err
+}
+
+func (p *progressReader) report(final bool) {
+	if p.fn != nil && (final || p.done-p.last >= progressStep) {
+		p.last = p.done
+		p.fn(p.stage, p.done, max(p.total, p.done))
+	}
+}

@@ -1,0 +1,197 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Numbers in planner exports are English-formatted decimal text: digits,
+// optionally grouped in threes by commas, optionally a point and a
+// fraction. They are parsed exactly, in integers, so that "1.23" is
+// 1_230_000 micros and never 1_229_999.
+
+// decimal is a parsed non-negative decimal number.
+type decimal struct {
+	whole uint64 // integer part
+	frac  string // fraction digits, possibly empty
+}
+
+var errNotNumber = errors.New("not a number")
+
+// maxWholeDigits keeps whole*10^6 inside int64.
+const maxWholeDigits = 12
+
+// parseDecimal parses "1234", "1,234", "1,234.56" or ".5". A comma must
+// separate groups of exactly three digits, so "1,23" (a decimal comma) is
+// refused rather than read as 123.
+func parseDecimal(s string) (decimal, error) {
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	if hasPoint && frac == "" || whole == "" && frac == "" {
+		return decimal{}, errNotNumber
+	}
+	for i := 0; i < len(frac); i++ {
+		if frac[i] < '0' || frac[i] > '9' {
+			return decimal{}, errNotNumber
+		}
+	}
+	var d decimal
+	digits, group := 0, -1 // group counts digits since the last comma; -1 before any
+	for i := 0; i < len(whole); i++ {
+		c := whole[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			if digits > maxWholeDigits {
+				return decimal{}, errors.New("number is too large")
+			}
+			d.whole = d.whole*10 + uint64(c-'0')
+			if group >= 0 {
+				group++
+			}
+		case c == ',':
+			if digits == 0 || (group >= 0 && group != 3) || (group < 0 && digits > 3) {
+				return decimal{}, errNotNumber
+			}
+			group = 0
+		default:
+			return decimal{}, errNotNumber
+		}
+	}
+	if group >= 0 && group != 3 {
+		return decimal{}, errNotNumber
+	}
+	d.frac = frac
+	return d, nil
+}
+
+// scaled returns d * 10^scale, rounded half up (scale ≤ 6).
+func (d decimal) scaled(scale int) int64 {
+	v := int64(d.whole)
+	for i := 0; i < scale; i++ {
+		v *= 10
+		if i < len(d.frac) {
+			v += int64(d.frac[i] - '0')
+		}
+	}
+	if len(d.frac) > scale && d.frac[scale] >= '5' {
+		v++
+	}
+	return v
+}
+
+// parseMicros parses an amount of money into micros of its currency.
+func parseMicros(s string) (int64, error) {
+	d, err := parseDecimal(s)
+	if err != nil {
+		return 0, err
+	}
+	return d.scaled(6), nil
+}
+
+// parseCount parses a whole count that may carry a K, M or B suffix
+// ("1,200", "1K", "1.5M"); the value must come out whole.
+func parseCount(s string) (int64, error) {
+	mult, digits := uint64(1), 0
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult, digits = 1e3, 3
+		case 'm', 'M':
+			mult, digits = 1e6, 6
+		case 'b', 'B':
+			mult, digits = 1e9, 9
+		}
+		if mult > 1 {
+			s = strings.TrimSpace(s[:n-1])
+		}
+	}
+	d, err := parseDecimal(s)
+	if err != nil {
+		return 0, err
+	}
+	frac := strings.TrimRight(d.frac, "0")
+	if len(frac) > digits {
+		return 0, errors.New("not a whole number")
+	}
+	hi, v := bits.Mul64(d.whole, mult)
+	if hi != 0 || v > math.MaxInt64/2 {
+		return 0, errors.New("number is too large")
+	}
+	if frac != "" {
+		f, _ := strconv.ParseUint(frac, 10, 64) // at most 9 digits
+		for i := len(frac); i < digits; i++ {
+			f *= 10
+		}
+		v += f
+	}
+	return int64(v), nil
+}
+
+// rangeDashes separate the bounds of a volume range ("1K – 10K").
+const rangeDashes = "–—-"
+
+// parseVolume parses average monthly searches: a count, or a range whose
+// lower bound is returned with isRange set.
+func parseVolume(s string) (v int64, isRange bool, err error) {
+	i := strings.IndexAny(s, rangeDashes)
+	if i < 0 {
+		v, err = parseCount(s)
+		return v, false, err
+	}
+	lo := strings.TrimSpace(s[:i])
+	_, size := utf8.DecodeRuneInString(s[i:])
+	hi := strings.TrimSpace(s[i+size:])
+	if lo == "" || hi == "" {
+		return 0, false, errNotNumber
+	}
+	if v, err = parseCount(lo); err != nil {
+		return 0, false, err
+	}
+	up, err := parseCount(hi)
+	if err != nil {
+		return 0, false, err
+	}
+	if up < v {
+		return 0, false, errors.New("range ends below its start")
+	}
+	return v, true, nil
+}
+
+// rate is a USD exchange rate held as an exact decimal fraction num/den, so
+// that converting an amount rounds exactly once.
+type rate struct{ num, den uint64 }
+
+// newRate converts a positive rate to the decimal it prints as.
+func newRate(f float64) (rate, error) {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	num, err := strconv.ParseUint(whole+frac, 10, 64)
+	if err != nil || len(frac) > 19 || num == 0 {
+		return rate{}, fmt.Errorf("rate %v is out of range", f)
+	}
+	den := uint64(1)
+	for range len(frac) {
+		den *= 10
+	}
+	return rate{num, den}, nil
+}
+
+// convert returns micros*num/den rounded half up, or false on overflow.
+func (r rate) convert(micros int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(micros), r.num)
+	lo, carry := bits.Add64(lo, r.den/2, 0)
+	hi += carry
+	if hi >= r.den {
+		return 0, false
+	}
+	q, _ := bits.Div64(hi, lo, r.den)
+	if q > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(q), true
+}

@@ -1,0 +1,129 @@
+package ingest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// ParseStats counts what a parser read from one file.
+type ParseStats struct {
+	// Lines are the data lines: non-blank lines, after the header row of a
+	// planner export. Lines == Records + Bad.
+	Lines int
+	// Records are the lines accepted: keyword records, or SERPs emitted.
+	Records int
+	// Bad are the lines rejected; each was passed to the bad callback.
+	Bad int
+
+	Rows           int // SERP result rows emitted
+	SkippedResults int // SERP results dropped: no valid rank or no valid URL key
+	Truncated      int // SERP results dropped beyond the top MaxResults of a line
+
+	// MissingColumns names the known planner columns the header lacks; the
+	// fields they feed are left zero.
+	MissingColumns []string
+}
+
+// FormatError reports a file that is not the expected format at all. Run
+// writes nothing when it meets one.
+type FormatError struct {
+	File     string
+	Format   string // what the file should have been ("SERP JSONL")
+	Expected string // what it should look like
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%s: not %s: expected %s", e.File, e.Format, e.Expected)
+}
+
+// CurrencyError reports a planner export whose amounts are in a currency
+// that has no USD rate. Run writes nothing when it meets one.
+type CurrencyError struct {
+	File     string
+	Line     int
+	Currency string
+}
+
+func (e *CurrencyError) Error() string {
+	return fmt.Sprintf("%s:%d: amounts are in %s and no USD rate for %s is given; pass --usd-rate %s=RATE (USD per %s)",
+		e.File, e.Line, e.Currency, e.Currency, e.Currency, e.Currency)
+}
+
+// normalizeKeyword normalizes a keyword cell and says why it is refused.
+// Beyond kw.NormalizeKeyword it refuses control characters and the
+// replacement character, which only undecodable input produces.
+func normalizeKeyword(s string) (string, string) {
+	k, err := kw.NormalizeKeyword(s)
+	if err != nil {
+		return "", err.Error()
+	}
+	if strings.ContainsFunc(k, func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) }) {
+		return "", "keyword holds control characters or undecodable bytes"
+	}
+	return k, ""
+}
+
+// lineReader reads physical lines of any length up to max bytes.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte
+	max  int
+	n    int // line number of the line last returned
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), max: max}
+}
+
+// next returns the next line without its line ending. A line longer than
+// max bytes is skipped and reported with tooLong. The line is valid until
+// the next call.
+func (l *lineReader) next() (line []byte, tooLong bool, err error) {
+	l.long = l.long[:0]
+	over := false
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !over && len(l.long)+len(frag) <= l.max {
+				l.long = append(l.long, frag...)
+			} else {
+				over, l.long = true, l.long[:0]
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, false, err
+		}
+		if err != nil && len(frag) == 0 && len(l.long) == 0 && !over {
+			return nil, false, io.EOF
+		}
+		l.n++
+		if len(l.long) > 0 {
+			l.long = append(l.long, frag...)
+			frag = l.long
+		}
+		if over || len(frag) > l.max+2 {
+			return nil, true, nil
+		}
+		frag = trimEOL(frag)
+		return frag, false, nil
+	}
+}
+
+// trimEOL removes a trailing "\n" or "\r\n".
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}

@@ -1,0 +1,260 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+)
+
+// writeFile writes content to name in dir and returns its path.
+func writeFile(tb testing.TB, dir, name string, content []byte) string {
+	tb.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, content, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// readPartition reads a partition back, failing the test on error.
+func readPartition[T any](tb testing.TB, data, dataset, country, date string) []T {
+	tb.Helper()
+	rows, err := lake.Read[T](data, dataset, country, date)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rows
+}
+
+func TestRun(t *testing.T) {
+	data := t.TempDir()
+	var stages []string
+	rep, err := Run(context.Background(), Options{
+		Data: data, Date: "2026-03-01", Country: "US",
+		PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"},
+		SERPJSONL:  []string{"testdata/serps.jsonl"},
+		Progress: func(stage string, done, total int64) {
+			if done > total {
+				t.Errorf("progress %d of %d", done, total)
+			}
+			stages = append(stages, stage)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Report{Country: "US", Date: "2026-03-01",
+		KeywordRows: 4, Keywords: 3, Duplicates: 1,
+		SERPLines: 5, SERPs: 2, SERPRows: 3, SERPDuplicates: 1, SkippedResults: 1,
+		BadCount: 4}
+	gotBad := rep.Bad
+	rep.Bad = nil
+	if !reflect.DeepEqual(rep, want) {
+		t.Errorf("report\n got %+v\nwant %+v", rep, want)
+	}
+	var lines []string
+	for _, b := range gotBad {
+		lines = append(lines, b.String())
+	}
+	wantLines := []string{
+		"testdata/keyword-planner-utf16le.csv:8: keyword is empty",
+		`testdata/keyword-planner-utf16le.csv:9: Avg. monthly searches "abc" is not a search volume`,
+		"testdata/serps.jsonl:3: not a JSON object",
+		"testdata/serps.jsonl:4: country de in a us run",
+	}
+	if !reflect.DeepEqual(lines, wantLines) {
+		t.Errorf("bad rows\n got %q\nwant %q", lines, wantLines)
+	}
+	if len(stages) < 2 || stages[0] != StagePlanner || stages[len(stages)-1] != StageSERPs {
+		t.Errorf("progress stages = %q", stages)
+	}
+
+	keywords := readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "us", "2026-03-01")
+	var names []string
+	for _, k := range keywords {
+		names = append(names, k.Keyword)
+	}
+	if want := []string{`best "fast" shoes`, "running shoes", "trail running shoes"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("keywords = %q, want %q", names, want)
+	}
+	rs := keywords[1]
+	wantRS := kw.KeywordRecord{Keyword: "running shoes", Volume: 301000, CPCMicros: 1595000, Competition: 1,
+		CompetitionLevel: "HIGH", BidLowMicros: 520000, BidHighMicros: 2670000, Source: SourcePlanner,
+		Monthly: []kw.MonthlySearches{{Month: "2025-12", Searches: 246000}, {Month: "2026-01", Searches: 301000}, {Month: "2026-02", Searches: 368000}}}
+	if !reflect.DeepEqual(rs, wantRS) {
+		t.Errorf("running shoes read back as %+v, want %+v", rs, wantRS)
+	}
+	if keywords[2].VolumeRange != "1K – 10K" || keywords[0].VolumeRange != "" {
+		t.Errorf("volume ranges = %q, %q", keywords[2].VolumeRange, keywords[0].VolumeRange)
+	}
+
+	serps := readPartition[kw.SERPRow](t, data, kw.DatasetSERPs, "us", "2026-03-01")
+	wantSERPs := []kw.SERPRow{ // the last line of running shoes wins
+		row("running shoes", 1, "https://example.com/shoes", "example.com/shoes"),
+		row("running shoes", 2, "https://nike.com/running", "nike.com/running"),
+		row("trail running shoes", 1, "http://example.com/shoes", "example.com/shoes"),
+	}
+	if !reflect.DeepEqual(serps, wantSERPs) {
+		t.Errorf("serps\n got %+v\nwant %+v", serps, wantSERPs)
+	}
+
+	// A re-run of the same date replaces the partition.
+	plan := writeFile(t, t.TempDir(), "p.csv", []byte(tsv([]string{"Keyword", "Avg. monthly searches"}, []string{"new", "5"})))
+	if _, err := Run(context.Background(), Options{Data: data, Date: "2026-03-01", Country: "us", PlannerCSV: []string{plan}}); err != nil {
+		t.Fatal(err)
+	}
+	keywords = readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "us", "2026-03-01")
+	if len(keywords) != 1 || keywords[0].Keyword != "new" {
+		t.Errorf("after re-run keywords = %+v", keywords)
+	}
+	if got := readPartition[kw.SERPRow](t, data, kw.DatasetSERPs, "us", "2026-03-01"); len(got) != 3 {
+		t.Errorf("a planner-only run changed the serps partition: %d rows", len(got))
+	}
+}
+
+func TestRunRefusesWholeFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.jsonl", []byte(serpJSON("a", "us", 1, "https://a.com")+"\n"))
+	csvAsJSONL := writeFile(t, dir, "serps.csv", []byte("keyword,url\na,https://a.com\n"))
+	jsonlAsPlanner := writeFile(t, dir, "plan.csv", []byte(serpJSON("a", "us", 1, "https://a.com")+"\n"))
+	eur := writeFile(t, dir, "eur.csv", encodeText(t, "utf16le", tsv(preamble1, stdHeader,
+		[]string{"laufschuhe", "EUR", "100", "", "", "Low", "5", "1.00", "2.00", "", "", ""})))
+	tests := []struct {
+		name string
+		opt  Options
+		err  string
+	}{
+		{"SERP file of the wrong format", Options{SERPJSONL: []string{good, csvAsJSONL}},
+			csvAsJSONL + `: not SERP JSONL: expected one JSON object a line like {"keyword": ..., "country": ..., "results": [{"rank": 1, "url": ...}]}`},
+		{"planner file of the wrong format", Options{PlannerCSV: []string{jsonlAsPlanner}, SERPJSONL: []string{good}},
+			jsonlAsPlanner + `: not a Keyword Planner export: expected a header row starting with "Keyword" (tab-separated, UTF-16 or UTF-8)`},
+		{"currency without a rate", Options{PlannerCSV: []string{eur}, SERPJSONL: []string{good}}, "--usd-rate EUR=RATE"},
+		{"missing file", Options{PlannerCSV: []string{filepath.Join(dir, "nope.csv")}}, "cannot open"},
+		{"folder as file", Options{SERPJSONL: []string{dir}}, "it is a folder"},
+		{"no inputs", Options{}, "no input files"},
+		{"unsupported country", Options{Country: "XX", SERPJSONL: []string{good}}, `country "XX" is not supported`},
+		{"bad date", Options{Date: "2026-3-1", SERPJSONL: []string{good}}, "not YYYY-MM-DD"},
+		{"bad rate", Options{PlannerCSV: []string{eur}, USDRate: map[string]float64{"EUR": -1}}, "want a positive number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := t.TempDir()
+			opt := tt.opt
+			opt.Data = data
+			if opt.Date == "" {
+				opt.Date = "2026-03-01"
+			}
+			if opt.Country == "" {
+				opt.Country = "us"
+			}
+			_, err := Run(context.Background(), opt)
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.err)
+			}
+			for _, ds := range []string{kw.DatasetKeywords, kw.DatasetSERPs} {
+				if _, err := lake.Read[kw.SERPRow](data, ds, "us", opt.Date); !errors.Is(err, lake.ErrNoPartition) {
+					t.Errorf("%s partition exists after a refused run (err %v)", ds, err)
+				}
+			}
+		})
+	}
+
+	// With a rate the same file is accepted and converted.
+	data := t.TempDir()
+	rep, err := Run(context.Background(), Options{Data: data, Date: "2026-03-01", Country: "de",
+		PlannerCSV: []string{eur}, USDRate: map[string]float64{"EUR": 1.08}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "de", "2026-03-01")
+	if rep.Keywords != 1 || len(got) != 1 || got[0].BidHighMicros != 2_160_000 || got[0].CPCMicros != 1_620_000 {
+		t.Errorf("converted record = %+v", got)
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	data := t.TempDir()
+	_, err := Run(ctx, Options{Data: data, Date: "2026-03-01", Country: "us", SERPJSONL: []string{"testdata/serps.jsonl"}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := lake.Read[kw.SERPRow](data, kw.DatasetSERPs, "us", "2026-03-01"); !errors.Is(err, lake.ErrNoPartition) {
+		t.Errorf("canceled run wrote a partition (err %v)", err)
+	}
+}
+
+func TestRunBadRowsCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(serpJSON("a", "us", 1, "https://a.com") + "\n")
+	for range MaxBadRows + 50 {
+		b.WriteString(`{"keyword": ""}` + "\n")
+	}
+	dir := t.TempDir()
+	f := writeFile(t, dir, "s.jsonl", []byte(b.String()))
+	rep, err := Run(context.Background(), Options{Data: dir, Date: "2026-03-01", Country: "us", SERPJSONL: []string{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.BadCount != MaxBadRows+50 || len(rep.Bad) != MaxBadRows || rep.Bad[MaxBadRows-1].Line != MaxBadRows+1 {
+		t.Errorf("bad count %d, listed %d", rep.BadCount, len(rep.Bad))
+	}
+}
+
+func TestWriteKeywords(t *testing.T) {
+	data := t.TempDir()
+	recs := []kw.KeywordRecord{
+		{Keyword: "b", Volume: 10, Source: "first"},
+		{Keyword: "a", Volume: 5},
+		{Keyword: "b", Volume: 30, Source: "largest"},
+		{Keyword: "c", Volume: 7, Source: "first tie"},
+		{Keyword: "b", Volume: 30, Source: "later tie"},
+		{Keyword: "c", Volume: 7, Source: "second tie"},
+		{Keyword: "B", Volume: 1},
+	}
+	res, err := WriteKeywords(context.Background(), data, "GB", "2026-03-01", recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (WriteResult{Keywords: 4, Rows: 4, Duplicates: 3}) {
+		t.Errorf("result = %+v", res)
+	}
+	got := readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "gb", "2026-03-01")
+	var summary []string
+	for _, r := range got {
+		summary = append(summary, r.Keyword+":"+r.Source)
+	}
+	if want := []string{"B:", "a:", "b:largest", "c:first tie"}; !reflect.DeepEqual(summary, want) {
+		t.Errorf("written = %q, want %q", summary, want)
+	}
+}
+
+func TestWriteSERPs(t *testing.T) {
+	data := t.TempDir()
+	serps := []SERP{
+		{"b", []kw.SERPRow{{Rank: 2, URL: "u2", URLKey: "k2"}, {Rank: 1, URL: "u1", URLKey: "k1"}}},
+		{"a", []kw.SERPRow{{Rank: 1, URL: "old", URLKey: "old"}}},
+		{"a", []kw.SERPRow{{Rank: 3, URL: "new3", URLKey: "n3"}, {Rank: 1, URL: "new1", URLKey: "n1"}}},
+		{"c", nil},
+	}
+	res, err := WriteSERPs(context.Background(), data, "us", "2026-03-01", serps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (WriteResult{Keywords: 3, Rows: 4, Duplicates: 1}) {
+		t.Errorf("result = %+v", res)
+	}
+	got := readPartition[kw.SERPRow](t, data, kw.DatasetSERPs, "us", "2026-03-01")
+	want := []kw.SERPRow{row("a", 1, "new1", "n1"), row("a", 3, "new3", "n3"), row("b", 1, "u1", "k1"), row("b", 2, "u2", "k2")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("written\n got %+v\nwant %+v", got, want)
+	}
+}

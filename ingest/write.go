@@ -1,0 +1,127 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+)
+
+// SERP is one keyword's organic results in one country, as every SERP
+// source produces them.
+type SERP struct {
+	Keyword string       // normalized
+	Rows    []kw.SERPRow // at most MaxResults, in rank order
+}
+
+// WriteResult counts what a writer put into the lake.
+type WriteResult struct {
+	Keywords   int // distinct keywords written
+	Rows       int // rows written
+	Duplicates int // records or SERPs dropped for another of the same keyword
+}
+
+// writeBatch is the number of rows handed to the lake writer at a time.
+const writeBatch = 64 * 1024
+
+// WriteKeywords writes recs as the keywords partition of country and date,
+// atomically, replacing a partition of the same date. It keeps one record
+// a keyword: the one with the largest volume, the first in recs on ties;
+// rows are written sorted by keyword (byte order). recs is reordered and
+// reused in place; callers must not use it afterwards.
+func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.KeywordRecord) (WriteResult, error) {
+	slices.SortStableFunc(recs, func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) })
+	out := recs[:0]
+	for i := 0; i < len(recs); {
+		best, j := i, i+1
+		for ; j < len(recs) && recs[j].Keyword == recs[i].Keyword; j++ {
+			if recs[j].Volume > recs[best].Volume {
+				best = j
+			}
+		}
+		out = append(out, recs[best])
+		i = j
+	}
+	res := WriteResult{Keywords: len(out), Rows: len(out), Duplicates: len(recs) - len(out)}
+	clear(recs[len(out):]) // drop references the partition does not need
+	w, err := lake.Create[kw.KeywordRecord](data, kw.DatasetKeywords, country, date)
+	if err != nil {
+		return res, fmt.Errorf("cannot write keywords of %s: %w", country, err)
+	}
+	for len(out) > 0 {
+		if err := ctx.Err(); err != nil {
+			w.Abort()
+			return res, err
+		}
+		n := min(len(out), writeBatch)
+		if err := w.Write(out[:n]...); err != nil {
+			w.Abort()
+			return res, fmt.Errorf("cannot write keywords of %s: %w", country, err)
+		}
+		out = out[n:]
+	}
+	if err := w.Commit(); err != nil {
+		return res, fmt.Errorf("cannot write keywords of %s: %w", country, err)
+	}
+	return res, nil
+}
+
+// WriteSERPs writes serps as the serps partition of country and date,
+// atomically, replacing a partition of the same date. It keeps the last
+// SERP of each keyword in serps (the newest, when sources append as they
+// fetch); rows are written sorted by keyword, then rank, with their Keyword
+// set to their SERP's. serps and the rows are reordered and reused in
+// place; callers must not use them afterwards.
+func WriteSERPs(ctx context.Context, data, country, date string, serps []SERP) (WriteResult, error) {
+	slices.SortStableFunc(serps, func(a, b SERP) int { return strings.Compare(a.Keyword, b.Keyword) })
+	out := serps[:0]
+	for i, s := range serps {
+		if i+1 < len(serps) && serps[i+1].Keyword == s.Keyword {
+			continue
+		}
+		out = append(out, s)
+	}
+	res := WriteResult{Keywords: len(out), Duplicates: len(serps) - len(out)}
+	clear(serps[len(out):])
+	w, err := lake.Create[kw.SERPRow](data, kw.DatasetSERPs, country, date)
+	if err != nil {
+		return res, fmt.Errorf("cannot write SERPs of %s: %w", country, err)
+	}
+	batch := make([]kw.SERPRow, 0, writeBatch)
+	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.Write(batch...); err != nil {
+			return fmt.Errorf("cannot write SERPs of %s: %w", country, err)
+		}
+		res.Rows += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	for _, s := range out {
+		slices.SortStableFunc(s.Rows, func(a, b kw.SERPRow) int { return cmp.Compare(a.Rank, b.Rank) })
+		for _, r := range s.Rows {
+			r.Keyword = s.Keyword
+			batch = append(batch, r)
+			if len(batch) == cap(batch) {
+				if err := flush(); err != nil {
+					w.Abort()
+					return res, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		w.Abort()
+		return res, err
+	}
+	if err := w.Commit(); err != nil {
+		return res, fmt.Errorf("cannot write SERPs of %s: %w", country, err)
+	}
+	return res, nil
+}
