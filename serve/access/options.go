@@ -1,0 +1,69 @@
+package access
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Options configures a Store (Open) or a key registry (OpenKeys). Zero
+// fields take the defaults documented on each; fill sets them in one place.
+type Options struct {
+	// Dir is the folder of the store, normally <data>/access. Required;
+	// created if missing.
+	Dir string
+	// Now returns the current time; windows follow Now().UTC(). Default
+	// time.Now. Tests inject a clock here.
+	Now func() time.Time
+	// Logger receives flush failures and registry reload problems. Default:
+	// discard.
+	Logger *slog.Logger
+	// AnonymousPerDay is the anonymous allowance per client address (IPv4
+	// address, IPv6 /64) per UTC day. Default 20.
+	AnonymousPerDay int64
+	// RegisteredPerMonth is the allowance of a registered key per UTC
+	// calendar month. Default 500.
+	RegisteredPerMonth int64
+	// RegistrationsPerAddressPerDay is how many keys Register issues to one
+	// client address per UTC day. Default 3.
+	RegistrationsPerAddressPerDay int64
+	// FlushInterval is how often changed counters are written to disk, and
+	// so the most counting a crash can lose. Default 1s.
+	FlushInterval time.Duration
+	// KeysPollInterval is how often a Store looks for changes to the key
+	// registry made by other processes, and so how long a revocation takes
+	// to reach a running server. Default 250ms.
+	KeysPollInterval time.Duration
+
+	// fs is the file system of the counter database; tests use a crashable
+	// in-memory one. Default vfs.Default.
+	fs vfs.FS
+}
+
+func (o *Options) fill() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.AnonymousPerDay <= 0 {
+		o.AnonymousPerDay = 20
+	}
+	if o.RegisteredPerMonth <= 0 {
+		o.RegisteredPerMonth = 500
+	}
+	if o.RegistrationsPerAddressPerDay <= 0 {
+		o.RegistrationsPerAddressPerDay = 3
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = time.Second
+	}
+	if o.KeysPollInterval <= 0 {
+		o.KeysPollInterval = 250 * time.Millisecond
+	}
+	if o.fs == nil {
+		o.fs = vfs.Default
+	}
+}
