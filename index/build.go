@@ -1,0 +1,580 @@
+package index
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+)
+
+// BuildOptions configures Build.
+type BuildOptions struct {
+	// Data is the data folder holding lake/ and index/. Required.
+	Data string
+	// Date is the lake date to compile, "YYYY-MM-DD". Required.
+	Date string
+	// Logger receives progress and Pebble's messages. Default: discard.
+	Logger *slog.Logger
+	// Now stamps the build time and id. Default: time.Now.
+	Now func() time.Time
+	// FS is where the index is written (the lake is always read from the
+	// operating system's file system). Default: vfs.Default. Tests pass
+	// pebble's errorfs or vfs.NewMem.
+	FS vfs.FS
+	// Progress, if set, is called with the countries done and the total,
+	// once before the first country and after each.
+	Progress func(done, total int)
+	// TableBytes is the size at which an SSTable is finished and the next
+	// begun. Default: 128 MiB.
+	TableBytes int64
+}
+
+func (o *BuildOptions) ensureDefaults() error {
+	if o.Data == "" {
+		return errors.New("no data folder given")
+	}
+	if _, err := time.Parse(kw.DateLayout, o.Date); err != nil {
+		return fmt.Errorf("date %q is not YYYY-MM-DD", o.Date)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Progress == nil {
+		o.Progress = func(int, int) {}
+	}
+	if o.TableBytes <= 0 {
+		o.TableBytes = 128 << 20
+	}
+	return nil
+}
+
+// filterBitsPerKey sizes the bloom filters: 10 bits a key give about 1%
+// false positives, so a lookup of an unknown keyword almost never reads a
+// data block.
+const filterBitsPerKey = 10
+
+// dbOptions are the Pebble options of both the build and the store; the
+// filter policy must be known to the reader for the filters to be used.
+func dbOptions(fs vfs.FS, logger pebbleLogger) *pebble.Options {
+	o := &pebble.Options{FS: fs, Logger: logger}
+	// Pebble's default treats a corrupt table as fatal to the process. A
+	// corrupt build is refused (or, once served, fails the lookups that
+	// touch it) while the process goes on.
+	o.EventListener = &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+		logger.log.Error("index data corruption", "path", info.Path, "err", info.Details)
+	}}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(filterBitsPerKey)
+		o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.SnappyCompression }
+	}
+	return o
+}
+
+// Build compiles the keywords, related and intents partitions of one date,
+// for every country with a keywords partition on that date, into a new build
+// directory <data>/index/<build-id>/ and publishes it: CURRENT changes in one
+// rename. A failed build leaves the published index untouched and removes
+// what it wrote.
+//
+// The three partitions of a country are sorted by keyword, so one merging
+// pass streams them straight into SSTables in key order (countries in code
+// order), holding no more than a scan batch of each in memory. The tables
+// are then ingested into an empty Pebble database.
+func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
+	if err := opt.ensureDefaults(); err != nil {
+		return Manifest{}, fmt.Errorf("cannot build index: %w", err)
+	}
+	start := time.Now()
+	countries, err := lake.Countries(opt.Data, kw.DatasetKeywords, opt.Date)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("cannot list keyword partitions of %s: %w", opt.Date, err)
+	}
+	if len(countries) == 0 {
+		return Manifest{}, fmt.Errorf("cannot build index: the lake in %s has no keywords partition dated %s; run ingest for that date first", opt.Data, opt.Date)
+	}
+	fs := opt.FS
+	indexDir := kw.IndexDir(opt.Data)
+	if err := fs.MkdirAll(indexDir, 0o755); err != nil {
+		return Manifest{}, fmt.Errorf("cannot create index folder %s: %w", indexDir, err)
+	}
+	now := opt.Now().UTC()
+	id, err := newBuildID(now)
+	if err != nil {
+		return Manifest{}, err
+	}
+	log := opt.Logger.With("build", id, "date", opt.Date)
+	b := &builder{
+		opt:     opt,
+		log:     log,
+		staging: fs.PathJoin(indexDir, buildingPrefix+id),
+		final:   fs.PathJoin(indexDir, id),
+		m: Manifest{
+			FormatVersion: FormatVersion,
+			DataDate:      opt.Date,
+			BuiltAt:       now,
+			BuildID:       id,
+			Countries:     make(map[string]int, len(countries)),
+		},
+	}
+	log.Info("building index", "countries", len(countries))
+	if err := b.build(ctx, countries); err != nil {
+		b.abort()
+		return Manifest{}, fmt.Errorf("cannot build index of %s: %w", opt.Date, err)
+	}
+	if err := b.publish(indexDir); err != nil {
+		b.abort()
+		return Manifest{}, fmt.Errorf("cannot publish index build %s: %w", id, err)
+	}
+	log.Info("published index", "keys", b.m.Keys, "bytes", b.m.Bytes, "tables", b.tables, "took", time.Since(start).Round(time.Millisecond))
+	return b.m, nil
+}
+
+// newBuildID names a build by its time, so ids sort by age, and a random
+// suffix, so two builds in one second never collide.
+func newBuildID(now time.Time) (string, error) {
+	var r [3]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", fmt.Errorf("cannot make build id: %w", err)
+	}
+	return now.Format("20060102T150405Z") + "-" + hex.EncodeToString(r[:]), nil
+}
+
+type builder struct {
+	opt            BuildOptions
+	log            *slog.Logger
+	staging, final string
+	db             *pebble.DB
+	fatal          fatalRecorder
+	m              Manifest
+	tables         int
+	renamed        bool // the build directory has its final name
+	published      bool // CURRENT names the build
+}
+
+// abort removes everything the build wrote; the published index is not
+// touched, since CURRENT names another build.
+func (b *builder) abort() {
+	if b.published {
+		return
+	}
+	if b.db != nil {
+		if err := b.pebbleCall(b.db.Close); err != nil {
+			b.log.Warn("cannot close failed build's database", "err", err)
+		}
+		b.db = nil
+	}
+	dir := b.staging
+	if b.renamed {
+		dir = b.final
+	}
+	if err := b.opt.FS.RemoveAll(dir); err != nil {
+		b.log.Warn("cannot remove failed build", "dir", dir, "err", err)
+	}
+}
+
+func (b *builder) build(ctx context.Context, countries []string) error {
+	fs := b.opt.FS
+	sstDir := fs.PathJoin(b.staging, "sst")
+	if err := fs.MkdirAll(sstDir, 0o755); err != nil {
+		return fmt.Errorf("cannot create %s: %w", sstDir, err)
+	}
+	// A build's database is abandoned on any error, so Pebble's fatal
+	// errors fail the build instead of the process.
+	dbo := dbOptions(fs, pebbleLogger{log: b.log.With("component", "pebble"), fatal: b.fatal.record})
+	dbo.FormatMajorVersion = pebble.FormatNewest
+	dbo.DisableWAL = true
+	dbo.DisableAutomaticCompactions = true
+	dbo.ErrorIfExists = true
+	dbo.EnsureDefaults()
+	dbDir := fs.PathJoin(b.staging, dbDirName)
+	var db *pebble.DB
+	if err := b.pebbleCall(func() (err error) { db, err = pebble.Open(dbDir, dbo); return err }); err != nil {
+		return fmt.Errorf("cannot create database %s: %w", dbDir, err)
+	}
+	b.db = db
+	tw := &tableWriter{
+		fs:     fs,
+		dir:    sstDir,
+		opts:   dbo.MakeWriterOptions(len(dbo.Levels)-1, db.FormatMajorVersion().MaxTableFormat()),
+		target: b.opt.TableBytes,
+	}
+	b.opt.Progress(0, len(countries))
+	for i, cc := range countries {
+		if err := b.country(ctx, tw, cc); err != nil {
+			tw.abort()
+			return err
+		}
+		b.opt.Progress(i+1, len(countries))
+	}
+	if err := tw.finish(); err != nil {
+		return err
+	}
+	if b.m.Keys == 0 {
+		return errors.New("the lake has no keywords on that date; refusing to publish an empty index")
+	}
+	b.m.Bytes, b.m.Probes, b.tables = tw.bytes, tw.probes, len(tw.paths)
+	if err := b.pebbleCall(func() error { return db.Ingest(ctx, tw.paths) }); err != nil {
+		return fmt.Errorf("cannot ingest %d tables: %w", len(tw.paths), err)
+	}
+	b.db = nil
+	if err := b.pebbleCall(db.Close); err != nil {
+		return fmt.Errorf("cannot close database %s: %w", dbDir, err)
+	}
+	if err := fs.RemoveAll(sstDir); err != nil {
+		return fmt.Errorf("cannot remove %s: %w", sstDir, err)
+	}
+	body, err := json.MarshalIndent(b.m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("cannot encode manifest: %w", err)
+	}
+	if err := writeFileSync(fs, fs.PathJoin(b.staging, manifestName), append(body, '\n')); err != nil {
+		return err
+	}
+	return syncDir(fs, b.staging)
+}
+
+// publish renames the complete build into place, then points CURRENT at
+// it. Only the last rename changes what is published.
+func (b *builder) publish(indexDir string) error {
+	fs := b.opt.FS
+	if err := fs.Rename(b.staging, b.final); err != nil {
+		return fmt.Errorf("cannot rename %s to %s: %w", b.staging, b.final, err)
+	}
+	b.renamed = true
+	if err := syncDir(fs, indexDir); err != nil {
+		return err
+	}
+	tmp := fs.PathJoin(indexDir, pointerTmpName)
+	if err := writeFileSync(fs, tmp, []byte(b.m.BuildID+"\n")); err != nil {
+		_ = fs.Remove(tmp)
+		return err
+	}
+	if err := fs.Rename(tmp, fs.PathJoin(indexDir, pointerName)); err != nil {
+		_ = fs.Remove(tmp)
+		return fmt.Errorf("cannot point %s at build %s: %w", pointerName, b.m.BuildID, err)
+	}
+	b.published = true
+	// The new pointer is visible now and names a complete build; if the
+	// directory sync fails, a crash may bring back the previous pointer,
+	// which names a complete build too. Neither state is wrong, so the
+	// build stands.
+	if err := syncDir(fs, indexDir); err != nil {
+		b.log.Error("published index build, but cannot make the pointer durable", "err", err)
+	}
+	return nil
+}
+
+// pebbleCall runs a call into the build's database. Pebble panics on some
+// I/O errors it deems unrecoverable (a failed directory fsync); for a
+// build, whose database is discarded on any error, that is one more way
+// to fail. The database is abandoned, not closed, after a panic.
+func (b *builder) pebbleCall(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.db = nil
+			err = fmt.Errorf("pebble failed: %v", p)
+		}
+	}()
+	if err := fn(); err != nil {
+		return err
+	}
+	return b.fatal.err()
+}
+
+// noRelated is the related section of a keyword without related rows.
+var noRelated = []byte{0}
+
+// country merges the keywords, related and intents partitions of one
+// country into the table writer. Each stream must be sorted by keyword
+// (related: then by rank); an unsorted stream fails the build, since the
+// merge would otherwise silently drop rows.
+func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error {
+	data, date := b.opt.Data, b.opt.Date
+	code := strings.ToUpper(cc)
+	log := b.log.With("country", code)
+	keywords := scanCursor[kw.KeywordRecord](ctx, data, kw.DatasetKeywords, cc, date)
+	defer keywords.close()
+	related := streamRelated(ctx, data, cc, date)
+	defer related.close()
+	intents := scanCursor[kw.IntentRow](ctx, data, kw.DatasetIntents, cc, date)
+	defer intents.close()
+
+	var (
+		key, val, prev     []byte
+		prevIntent         []byte
+		trend              []kw.MonthlySearches
+		n, noIntent        int
+		orphans, badMonths int
+		first              = true
+	)
+	for rec := keywords.peek(); rec != nil; rec = keywords.peek() {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if !first && string(prev) >= rec.Keyword {
+			return fmt.Errorf("keywords partition of %s is not sorted by keyword or repeats one: %q after %q", code, rec.Keyword, prev)
+		}
+		if first {
+			tw.addProbe(Probe{Country: code, Keyword: rec.Keyword})
+			first = false
+		}
+		// The related section of this keyword; sections of keywords that
+		// have no record are skipped.
+		rel := noRelated
+		for k, enc, ok := related.peek(); ok && string(k) <= rec.Keyword; k, enc, ok = related.peek() {
+			if string(k) == rec.Keyword {
+				rel = enc
+			} else {
+				orphans++
+			}
+			related.next()
+		}
+		intent := ""
+		for r := intents.peek(); r != nil && r.Keyword <= rec.Keyword; r = intents.peek() {
+			if string(prevIntent) > r.Keyword {
+				return fmt.Errorf("intents partition of %s is not sorted by keyword: %q after %q", code, r.Keyword, prevIntent)
+			}
+			prevIntent = append(prevIntent[:0], r.Keyword...)
+			if r.Keyword == rec.Keyword {
+				intent = r.Intent
+			} else {
+				orphans++
+			}
+			intents.next()
+		}
+		if intent == "" {
+			intent = rec.Keyword
+			noIntent++
+		}
+		var bad int
+		trend, bad = trendOf(trend, rec.Monthly)
+		badMonths += bad
+		e := kw.Entry{
+			Keyword:          rec.Keyword,
+			Volume:           rec.Volume,
+			VolumeRange:      rec.VolumeRange,
+			CPCMicros:        rec.CPCMicros,
+			Competition:      rec.Competition,
+			CompetitionLevel: rec.CompetitionLevel,
+			Intent:           intent,
+			Trend:            trend,
+		}
+		val = encodeEntryWithRelated(val[:0], &e, rel)
+		var ok bool
+		if key, ok = appendKey(key[:0], cc, rec.Keyword); !ok {
+			return fmt.Errorf("country code %q is not two letters", cc)
+		}
+		if err := tw.add(key, val); err != nil {
+			return err
+		}
+		prev = append(prev[:0], rec.Keyword...)
+		n++
+		keywords.next()
+	}
+	for _, err := range []error{keywords.err(), related.close(), intents.err()} {
+		if err != nil {
+			return fmt.Errorf("cannot read the lake for %s: %w", code, err)
+		}
+	}
+	if n > 0 {
+		tw.addProbe(Probe{Country: code, Keyword: string(prev)})
+	}
+	if related.missing {
+		log.Warn("no related partition; keywords have no related keywords", "dataset", kw.DatasetRelated)
+	}
+	if intents.missing {
+		log.Warn("no intents partition; every keyword is its own intent", "dataset", kw.DatasetIntents)
+	}
+	if orphans > 0 {
+		log.Warn("skipped related or intent rows of keywords without a record", "rows", orphans)
+	}
+	if badMonths > 0 {
+		log.Warn("dropped trend months that are not YYYY-MM or repeat", "months", badMonths)
+	}
+	b.m.Countries[code] = n
+	b.m.Keys += n
+	log.Info("indexed country", "keywords", n, "without_intent", noIntent)
+	return nil
+}
+
+// trendOf returns the monthly list oldest first, reusing buf when the list
+// must be sorted, and counts the months EncodeEntry will drop. The last 12
+// are kept by EncodeEntry.
+func trendOf(buf, monthly []kw.MonthlySearches) ([]kw.MonthlySearches, int) {
+	bad, sorted := 0, true
+	for i := range monthly {
+		if _, ok := parseMonth(monthly[i].Month); !ok {
+			bad++
+		} else if i > 0 && monthly[i].Month <= monthly[i-1].Month {
+			sorted = false
+		}
+	}
+	if sorted {
+		return monthly, bad
+	}
+	buf = append(buf[:0], monthly...)
+	slices.SortStableFunc(buf, func(a, b kw.MonthlySearches) int { return strings.Compare(a.Month, b.Month) })
+	for i := 1; i < len(buf); i++ {
+		if buf[i].Month == buf[i-1].Month {
+			bad++
+		}
+	}
+	return buf, bad
+}
+
+// tableWriter writes sorted keys into SSTables of about target bytes.
+type tableWriter struct {
+	fs     vfs.FS
+	dir    string
+	opts   sstable.WriterOptions
+	target int64
+
+	w      *sstable.Writer
+	first  []byte
+	last   []byte
+	paths  []string
+	bytes  int64
+	probes []Probe
+}
+
+func (t *tableWriter) add(key, val []byte) error {
+	if t.w == nil {
+		name := t.fs.PathJoin(t.dir, fmt.Sprintf("%06d.sst", len(t.paths)+1))
+		f, err := t.fs.Create(name, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return fmt.Errorf("cannot create table %s: %w", name, err)
+		}
+		t.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), t.opts)
+		t.paths = append(t.paths, name)
+		t.first = append(t.first[:0], key...)
+	}
+	if err := t.w.Set(key, val); err != nil {
+		return fmt.Errorf("cannot write table %s: %w", t.paths[len(t.paths)-1], err)
+	}
+	t.last = append(t.last[:0], key...)
+	if int64(t.w.Raw().EstimatedSize()) >= t.target {
+		return t.finishTable()
+	}
+	return nil
+}
+
+// finishTable closes the current table (which syncs it, as Ingest
+// requires) and notes its first and last keys as probes.
+func (t *tableWriter) finishTable() error {
+	w := t.w
+	t.w = nil
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("cannot finish table %s: %w", t.paths[len(t.paths)-1], err)
+	}
+	meta, err := w.Metadata()
+	if err != nil {
+		return fmt.Errorf("cannot read table metadata: %w", err)
+	}
+	t.bytes += int64(meta.Size)
+	for _, k := range [][]byte{t.first, t.last} {
+		if cc, word, ok := splitKey(k); ok {
+			t.addProbe(Probe{Country: cc, Keyword: word})
+		}
+	}
+	return nil
+}
+
+func (t *tableWriter) addProbe(p Probe) {
+	if !slices.Contains(t.probes, p) {
+		t.probes = append(t.probes, p)
+	}
+}
+
+func (t *tableWriter) finish() error {
+	if t.w == nil {
+		return nil
+	}
+	return t.finishTable()
+}
+
+func (t *tableWriter) abort() {
+	if t.w != nil {
+		_ = t.w.Close()
+		t.w = nil
+	}
+}
+
+// cursor pulls the rows of one lake partition, a scan batch at a time.
+type cursor[T any] struct {
+	pull    func() ([]T, bool)
+	stop    func()
+	batch   []T
+	i       int
+	scanErr error
+	missing bool // the partition does not exist; the cursor is empty
+}
+
+var errStopScan = errors.New("scan stopped")
+
+// scanCursor turns lake.Scan's callbacks into a pull cursor, so that
+// partitions can be merged in one pass on one goroutine. A batch stays valid until the
+// cursor pulls the next one. A missing partition reads as empty.
+func scanCursor[T any](ctx context.Context, data, dataset, country, date string) *cursor[T] {
+	c := &cursor[T]{}
+	seq := func(yield func([]T) bool) {
+		err := lake.Scan(ctx, data, dataset, country, date, func(batch []T) error {
+			if !yield(batch) {
+				return errStopScan
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, lake.ErrNoPartition) && dataset != kw.DatasetKeywords:
+			c.missing = true
+		case err != nil && !errors.Is(err, errStopScan):
+			c.scanErr = err
+		}
+	}
+	c.pull, c.stop = iter.Pull(iter.Seq[[]T](seq))
+	return c
+}
+
+// peek returns the current row, or nil at the end.
+func (c *cursor[T]) peek() *T {
+	for c.i >= len(c.batch) {
+		if c.pull == nil {
+			return nil
+		}
+		b, ok := c.pull()
+		if !ok {
+			c.pull = nil
+			return nil
+		}
+		c.batch, c.i = b, 0
+	}
+	return &c.batch[c.i]
+}
+
+func (c *cursor[T]) next() { c.i++ }
+
+func (c *cursor[T]) err() error { return c.scanErr }
+
+func (c *cursor[T]) close() { c.stop() }

@@ -1,0 +1,218 @@
+package index
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors/oserror"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kwdata/kwdata/kw"
+)
+
+// FormatVersion is the index format this package writes and reads: the
+// directory layout, the key layout and value version ValueVersion. A store
+// refuses a build of any other format.
+const FormatVersion = 1
+
+// Names inside <data>/index/ and inside a build.
+const (
+	pointerName    = "CURRENT"
+	pointerTmpName = "CURRENT.tmp"
+	manifestName   = "manifest.json"
+	dbDirName      = "db"
+	buildingPrefix = ".building-"
+)
+
+// maxManifestBytes bounds what a store reads of a manifest, so a damaged
+// or foreign file cannot exhaust memory.
+const maxManifestBytes = 1 << 20
+
+// Manifest describes one build. It is written as manifest.json in the
+// build directory before the build is published.
+type Manifest struct {
+	FormatVersion int            `json:"format_version"`
+	DataDate      string         `json:"data_date"` // the lake date, "YYYY-MM-DD"
+	BuiltAt       time.Time      `json:"built_at"`
+	BuildID       string         `json:"build_id"`  // the build directory's name
+	Countries     map[string]int `json:"countries"` // upper-case code -> keyword count
+	Keys          int            `json:"keys"`      // keywords in all countries
+	Bytes         int64          `json:"bytes"`     // size of the SSTables
+	// Probes are keys the build wrote (the first and last of every SSTable
+	// and of every country); a store looks them all up before it serves the
+	// build.
+	Probes []Probe `json:"probes"`
+}
+
+// Probe is one key of a build: a country and a normalized keyword.
+type Probe struct {
+	Country string `json:"country"`
+	Keyword string `json:"keyword"`
+}
+
+// appendKey appends the key of a keyword in a country: the upper-case
+// two-letter code, 0x00, the keyword. ok is false for a country code that
+// cannot be in the index (the caller answers not found).
+func appendKey(dst []byte, country, keyword string) (key []byte, ok bool) {
+	if len(country) != 2 {
+		return dst, false
+	}
+	for i := 0; i < 2; i++ {
+		c := country[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			c -= 'a' - 'A'
+		case c >= 'A' && c <= 'Z':
+		default:
+			return dst, false
+		}
+		dst = append(dst, c)
+	}
+	dst = append(dst, 0)
+	return append(dst, keyword...), true
+}
+
+// splitKey is appendKey's inverse.
+func splitKey(key []byte) (country, keyword string, ok bool) {
+	if len(key) < 3 || key[2] != 0 {
+		return "", "", false
+	}
+	return string(key[:2]), string(key[3:]), true
+}
+
+// validBuildID reports whether id can name a build directory: no path
+// separators, no leading dot (staging and hidden names), not empty.
+func validBuildID(id string) bool {
+	return id != "" && id[0] != '.' && !strings.ContainsAny(id, "/\\\x00") && len(id) <= 128
+}
+
+// Published returns the build id that <data>/index/CURRENT names, or "" if
+// no index has been published yet.
+func Published(data string) (string, error) {
+	return readPointer(vfs.Default, kw.IndexDir(data))
+}
+
+func readPointer(fs vfs.FS, dir string) (string, error) {
+	name := fs.PathJoin(dir, pointerName)
+	f, err := fs.Open(name)
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("cannot open index pointer %s: %w", name, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 256))
+	if err != nil {
+		return "", fmt.Errorf("cannot read index pointer %s: %w", name, err)
+	}
+	id := strings.TrimSpace(string(b))
+	if !validBuildID(id) {
+		return "", fmt.Errorf("index pointer %s holds %q, not a build id", name, id)
+	}
+	return id, nil
+}
+
+// ListBuilds returns the ids of the complete builds under <data>/index/
+// (those with a manifest), oldest first: ids begin with their build time.
+// Builds in progress, and the leftovers of builds that crashed, are named
+// .building-<id> and are not listed; they are safe to delete when no build
+// is running.
+func ListBuilds(data string) ([]string, error) {
+	return listBuilds(vfs.Default, kw.IndexDir(data))
+}
+
+func listBuilds(fs vfs.FS, dir string) ([]string, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cannot list index builds in %s: %w", dir, err)
+	}
+	var out []string
+	for _, n := range names {
+		if !validBuildID(n) || n == pointerName || n == pointerTmpName {
+			continue
+		}
+		if _, err := fs.Stat(fs.PathJoin(dir, n, manifestName)); err != nil {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// readManifest reads and checks the manifest of build id.
+func readManifest(fs vfs.FS, buildDir, id string) (Manifest, error) {
+	var m Manifest
+	name := fs.PathJoin(buildDir, manifestName)
+	f, err := fs.Open(name)
+	if err != nil {
+		return m, fmt.Errorf("cannot open manifest: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return m, fmt.Errorf("cannot read manifest %s: %w", name, err)
+	}
+	if len(b) > maxManifestBytes {
+		return m, fmt.Errorf("manifest %s is larger than %d bytes", name, maxManifestBytes)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("cannot parse manifest %s: %w", name, err)
+	}
+	if m.FormatVersion != FormatVersion {
+		return m, fmt.Errorf("manifest %s has format version %d; this build reads version %d", name, m.FormatVersion, FormatVersion)
+	}
+	if m.BuildID != id {
+		return m, fmt.Errorf("manifest %s names build %q, not %q", name, m.BuildID, id)
+	}
+	if _, err := time.Parse(kw.DateLayout, m.DataDate); err != nil {
+		return m, fmt.Errorf("manifest %s has data date %q, not YYYY-MM-DD", name, m.DataDate)
+	}
+	if m.Keys > 0 && len(m.Probes) == 0 {
+		return m, fmt.Errorf("manifest %s lists no probe keys", name)
+	}
+	return m, nil
+}
+
+// writeFileSync writes a small file and syncs it before closing.
+func writeFileSync(fs vfs.FS, name string, b []byte) error {
+	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("cannot create %s: %w", name, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot sync %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot close %s: %w", name, err)
+	}
+	return nil
+}
+
+// syncDir makes the entries of a directory (new names, renames) durable.
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("cannot open directory %s: %w", dir, err)
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return fmt.Errorf("cannot sync directory %s: %w", dir, err)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("cannot close directory %s: %w", dir, err)
+	}
+	return nil
+}

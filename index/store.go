@@ -1,0 +1,370 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kwdata/kwdata/kw"
+)
+
+// StoreOptions configures OpenStore.
+type StoreOptions struct {
+	// Logger receives swaps, refusals and Pebble's messages. Default: discard.
+	Logger *slog.Logger
+	// CacheBytes sizes the block cache, shared by the served build and the
+	// one being switched to. Default: 64 MiB.
+	CacheBytes int64
+	// PollInterval is how often CURRENT is checked for a new build.
+	// Default: 2s.
+	PollInterval time.Duration
+	// FS is where the index is read. Default: vfs.Default.
+	FS vfs.FS
+}
+
+func (o *StoreOptions) ensureDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 64 << 20
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 2 * time.Second
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+}
+
+// Store serves the published build of an index folder and implements
+// kw.Index. It watches CURRENT and switches to a newly published build once
+// the build has been opened and verified; lookups in flight finish on the
+// build they started on, which is closed when the last of them is done. A
+// build that fails verification is refused and the served one stays.
+//
+// Pebble locks a database directory, so one process at a time serves a
+// data folder's index.
+type Store struct {
+	dir  string
+	opt  StoreOptions
+	log  *slog.Logger
+	dbo  *pebble.Options // template for every build opened; holds the shared cache
+	cur  atomic.Pointer[handle]
+	open sync.WaitGroup // one count per handle not yet closed
+
+	mu      sync.Mutex // serializes reloads and Close
+	refused string     // build the poller last refused; retried only by Reload
+	ptrErr  string     // last pointer error logged, so the poller logs each once
+	closed  bool
+	stop    context.CancelFunc
+	watcher sync.WaitGroup
+
+	// onClose, if set, is called after a replaced build's database closes
+	// (tests count them).
+	onClose func(id string)
+}
+
+// handle is one opened build with a reference count. The store holds one
+// reference while the build is current; each lookup holds one while it
+// reads. The database is closed when the count reaches zero, and a handle
+// whose count has reached zero can never be acquired again.
+type handle struct {
+	id   string
+	db   *pebble.DB
+	info kw.IndexInfo
+	refs atomic.Int64
+}
+
+func (h *handle) tryAcquire() bool {
+	for {
+		n := h.refs.Load()
+		if n == 0 {
+			return false
+		}
+		if h.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// OpenStore opens the build <data>/index/CURRENT names, if any, and watches
+// the pointer until ctx is done or the store is closed. It succeeds with no
+// build published, or with only a damaged one (logged): Lookup then returns
+// kw.ErrNoIndex until a good build is published.
+func OpenStore(ctx context.Context, data string, opt StoreOptions) (*Store, error) {
+	if data == "" {
+		return nil, errors.New("cannot open index store: no data folder given")
+	}
+	opt.ensureDefaults()
+	log := opt.Logger
+	dbo := dbOptions(opt.FS, pebbleLogger{log: log.With("component", "pebble"), fatal: panicFatal})
+	dbo.ReadOnly = true
+	dbo.ErrorIfNotExists = true
+	dbo.Cache = pebble.NewCache(opt.CacheBytes)
+	s := &Store{dir: kw.IndexDir(data), opt: opt, log: log, dbo: dbo}
+	if err := s.reload(false); err != nil {
+		log.Error("no index served until a good build is published", "err", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	s.stop = cancel
+	s.watcher.Add(1)
+	go s.watch(wctx)
+	return s, nil
+}
+
+func (s *Store) watch(ctx context.Context) {
+	defer s.watcher.Done()
+	t := time.NewTicker(s.opt.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			// reload logs its own refusals.
+			_ = s.reload(false)
+		}
+	}
+}
+
+// Reload checks CURRENT now (on SIGHUP, say) and switches to the build it
+// names if that is not the one served. It returns an error if the build is
+// refused; the served build then stays. Unlike the poller, Reload retries a
+// build it refused before.
+func (s *Store) Reload() error { return s.reload(true) }
+
+func (s *Store) reload(force bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("cannot reload index: the store is closed")
+	}
+	id, err := readPointer(s.opt.FS, s.dir)
+	if err != nil {
+		if force || err.Error() != s.ptrErr {
+			s.log.Error("cannot read index pointer; keeping the served build", "err", err)
+		}
+		s.ptrErr = err.Error()
+		return err
+	}
+	s.ptrErr = ""
+	cur := s.cur.Load()
+	if id == "" || (cur != nil && cur.id == id) || (!force && id == s.refused) {
+		return nil
+	}
+	h, err := s.openBuild(id)
+	if err != nil {
+		s.refused = id
+		served := ""
+		if cur != nil {
+			served = cur.id
+		}
+		s.log.Error("refused index build", "build", id, "serving", served, "err", err)
+		return fmt.Errorf("cannot switch to index build %s: %w", id, err)
+	}
+	s.refused = ""
+	old := s.cur.Swap(h)
+	s.log.Info("serving index build", "build", id, "date", h.info.DataDate, "keys", keysOf(h.info))
+	if old != nil {
+		s.release(old)
+	}
+	return nil
+}
+
+func keysOf(info kw.IndexInfo) int {
+	n := 0
+	for _, c := range info.Countries {
+		n += c
+	}
+	return n
+}
+
+// openBuild opens a build read-only and verifies it: the manifest is read
+// and of a known format, Pebble opens the database (checking every table's
+// size), and every probe key of the manifest is found and decodes.
+func (s *Store) openBuild(id string) (*handle, error) {
+	if !validBuildID(id) {
+		return nil, fmt.Errorf("%q is not a build id", id)
+	}
+	fs := s.opt.FS
+	buildDir := fs.PathJoin(s.dir, id)
+	m, err := readManifest(fs, buildDir, id)
+	if err != nil {
+		return nil, err
+	}
+	dbDir := fs.PathJoin(buildDir, dbDirName)
+	db, err := pebble.Open(dbDir, s.dbo)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open database %s: %w", dbDir, err)
+	}
+	if err := verify(dbDir, db, &m); err != nil {
+		db.Close()
+		return nil, err
+	}
+	h := &handle{id: id, db: db, info: kw.IndexInfo{
+		Version:   id,
+		DataDate:  m.DataDate,
+		BuiltAt:   m.BuiltAt,
+		Countries: m.Countries,
+	}}
+	if h.info.Countries == nil {
+		h.info.Countries = map[string]int{}
+	}
+	h.refs.Store(1)
+	s.open.Add(1)
+	return h, nil
+}
+
+// verify checks an opened build. Pebble's Open has already compared the
+// size of every table with the size its MANIFEST recorded (a truncated or
+// missing table fails there); the probes read a data block of every table.
+func verify(dbDir string, db *pebble.DB, m *Manifest) error {
+	levels, err := db.SSTables()
+	if err != nil {
+		return fmt.Errorf("cannot list tables: %w", err)
+	}
+	tables := 0
+	for _, level := range levels {
+		tables += len(level)
+	}
+	if m.Keys > 0 && tables == 0 {
+		return fmt.Errorf("database %s has no tables but the manifest lists %d keys", dbDir, m.Keys)
+	}
+	var key []byte
+	for _, p := range m.Probes {
+		var ok bool
+		if key, ok = appendKey(key[:0], p.Country, p.Keyword); !ok {
+			return fmt.Errorf("manifest probe %s %q is not a key", p.Country, p.Keyword)
+		}
+		v, closer, err := db.Get(key)
+		if err != nil {
+			return fmt.Errorf("cannot read probe %s %q: %w", p.Country, p.Keyword, err)
+		}
+		_, err = DecodeEntry(v)
+		closer.Close()
+		if err != nil {
+			return fmt.Errorf("cannot decode probe %s %q: %w", p.Country, p.Keyword, err)
+		}
+	}
+	return nil
+}
+
+// acquire returns the current handle with a reference taken, or nil. A
+// handle swapped out and released between the load and the increment
+// refuses the reference; the loop then sees the new one.
+func (s *Store) acquire() *handle {
+	for {
+		h := s.cur.Load()
+		if h == nil {
+			return nil
+		}
+		if h.tryAcquire() {
+			return h
+		}
+	}
+}
+
+// release drops a reference; the last one closes the database, off the
+// caller's path so that a lookup never pays for a close.
+func (s *Store) release(h *handle) {
+	if h.refs.Add(-1) != 0 {
+		return
+	}
+	go func() {
+		defer s.open.Done()
+		if err := h.db.Close(); err != nil {
+			s.log.Warn("cannot close replaced index build", "build", h.id, "err", err)
+		}
+		if s.onClose != nil {
+			s.onClose(h.id)
+		}
+	}()
+}
+
+// keyPool recycles lookup keys; maxPooledKey keeps a rare huge keyword
+// from pinning its buffer.
+var keyPool = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
+const maxPooledKey = 1024
+
+// Lookup returns the entry of a normalized keyword in a country (either
+// case), kw.ErrNotFound, or kw.ErrNoIndex while no build is served.
+func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return kw.Entry{}, err
+	}
+	h := s.acquire()
+	if h == nil {
+		return kw.Entry{}, kw.ErrNoIndex
+	}
+	defer s.release(h)
+	kp := keyPool.Get().(*[]byte)
+	key, ok := appendKey((*kp)[:0], country, keyword)
+	defer func() {
+		if cap(key) <= maxPooledKey {
+			*kp = key
+			keyPool.Put(kp)
+		}
+	}()
+	if !ok {
+		return kw.Entry{}, kw.ErrNotFound
+	}
+	v, closer, err := h.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return kw.Entry{}, kw.ErrNotFound
+	}
+	if err != nil {
+		return kw.Entry{}, fmt.Errorf("cannot read %s %q from index build %s: %w", country, keyword, h.id, err)
+	}
+	// DecodeEntry copies the value, so it may be released right after.
+	e, err := DecodeEntry(v)
+	closer.Close()
+	if err != nil {
+		return kw.Entry{}, fmt.Errorf("cannot decode %s %q in index build %s: %w", country, keyword, h.id, err)
+	}
+	e.Keyword = keyword
+	e.Country = strings.ToUpper(country)
+	if e.Intent == "" {
+		e.Intent = keyword
+	}
+	return e, nil
+}
+
+// Info describes the served build; ok is false while none is. The
+// Countries map is shared and must not be modified.
+func (s *Store) Info() (kw.IndexInfo, bool) {
+	h := s.cur.Load()
+	if h == nil {
+		return kw.IndexInfo{}, false
+	}
+	return h.info, true
+}
+
+// Close stops watching, waits for lookups in flight to finish and closes
+// every build the store opened. Lookups after Close return kw.ErrNoIndex.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.stop()
+	old := s.cur.Swap(nil)
+	s.mu.Unlock()
+	s.watcher.Wait()
+	if old != nil {
+		s.release(old)
+	}
+	s.open.Wait()
+	s.dbo.Cache.Unref()
+	return nil
+}

@@ -1,0 +1,410 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+var _ kw.Index = (*Store)(nil)
+
+func TestStoreBeforeAnyIndex(t *testing.T) {
+	data := t.TempDir()
+	s := openStore(t, data)
+	if _, err := s.Lookup(context.Background(), "US", "kw 000001"); !errors.Is(err, kw.ErrNoIndex) {
+		t.Fatalf("Lookup before any build: %v, want ErrNoIndex", err)
+	}
+	if _, ok := s.Info(); ok {
+		t.Fatal("Info ok before any build")
+	}
+	if err := s.Reload(); err != nil {
+		t.Fatalf("Reload with nothing published: %v", err)
+	}
+	simpleLake(t, data, "2026-11-21", "us", 10, 42)
+	m := buildIndex(t, data, "2026-11-21")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if info, ok := s.Info(); !ok || info.Version != m.BuildID {
+		t.Fatalf("Info after Reload = %+v, %v; want build %s", info, ok, m.BuildID)
+	}
+	e, err := s.Lookup(context.Background(), "US", "kw 000001")
+	if err != nil || e.Volume != 42 {
+		t.Fatalf("Lookup = %+v, %v", e, err)
+	}
+}
+
+func TestStorePollsPointer(t *testing.T) {
+	data := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := OpenStore(ctx, data, StoreOptions{Logger: testLogger(t), PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	simpleLake(t, data, "2026-11-21", "us", 10, 42)
+	m := buildIndex(t, data, "2026-11-21")
+	// Bounded wait for the poller; no timing is asserted.
+	for i := 0; i < 2000; i++ {
+		if info, ok := s.Info(); ok && info.Version == m.BuildID {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the store never picked up the published build")
+}
+
+func TestStoreClose(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-21", "us", 10, 42)
+	buildIndex(t, data, "2026-11-21")
+	s, err := OpenStore(context.Background(), data, StoreOptions{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closed []string
+	s.onClose = func(id string) { closed = append(closed, id) }
+	if _, err := s.Lookup(context.Background(), "us", "kw 000003"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(closed) != 1 {
+		t.Errorf("Close closed %d builds, want 1", len(closed))
+	}
+	if _, err := s.Lookup(context.Background(), "us", "kw 000003"); !errors.Is(err, kw.ErrNoIndex) {
+		t.Errorf("Lookup after Close: %v, want ErrNoIndex", err)
+	}
+	if err := s.Reload(); err == nil {
+		t.Error("Reload after Close succeeded")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	// The directory is no longer locked: a new store can open it.
+	s2 := openStore(t, data)
+	if _, ok := s2.Info(); !ok {
+		t.Error("a second store cannot open the build after the first closed")
+	}
+}
+
+func TestStoreLookupCanceled(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-21", "us", 3, 1)
+	buildIndex(t, data, "2026-11-21")
+	s := openStore(t, data)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Lookup(ctx, "us", "kw 000001"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Lookup with a canceled context: %v", err)
+	}
+}
+
+// damage functions break a published build in the ways a disk, an
+// operator or an older binary can.
+var damages = []struct {
+	name    string
+	damage  func(tb testing.TB, buildDir string)
+	wantErr string
+}{
+	{"truncated table", func(tb testing.TB, dir string) {
+		sst := onlySST(tb, dir)
+		st, err := os.Stat(sst)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Truncate(sst, st.Size()/2); err != nil {
+			tb.Fatal(err)
+		}
+	}, "size mismatch"},
+	{"table replaced by garbage of the same size", func(tb testing.TB, dir string) {
+		sst := onlySST(tb, dir)
+		st, err := os.Stat(sst)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(sst, make([]byte, st.Size()), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}, "cannot read probe"},
+	{"missing table", func(tb testing.TB, dir string) {
+		if err := os.Remove(onlySST(tb, dir)); err != nil {
+			tb.Fatal(err)
+		}
+	}, "table"},
+	{"wrong format version", func(tb testing.TB, dir string) {
+		editManifest(tb, dir, func(s string) string {
+			return strings.Replace(s, `"format_version": 1`, `"format_version": 99`, 1)
+		})
+	}, "format version 99"},
+	{"manifest of another build", func(tb testing.TB, dir string) {
+		editManifest(tb, dir, func(s string) string { return strings.Replace(s, `"build_id": "`, `"build_id": "x`, 1) })
+	}, "names build"},
+	{"manifest without probes", func(tb testing.TB, dir string) {
+		editManifest(tb, dir, func(s string) string { return strings.Replace(s, `"probes": [`, `"xprobes": [`, 1) })
+	}, "no probe keys"},
+	{"probe not in the database", func(tb testing.TB, dir string) {
+		editManifest(tb, dir, func(s string) string {
+			return strings.Replace(s, `"keyword": "kw 000000"`, `"keyword": "kw 999999"`, 1)
+		})
+	}, "not found"},
+	{"missing manifest", func(tb testing.TB, dir string) {
+		if err := os.Remove(filepath.Join(dir, manifestName)); err != nil {
+			tb.Fatal(err)
+		}
+	}, "cannot open manifest"},
+	{"truncated manifest", func(tb testing.TB, dir string) {
+		editManifest(tb, dir, func(s string) string { return s[:len(s)/2] })
+	}, "cannot parse manifest"},
+	{"missing database", func(tb testing.TB, dir string) {
+		if err := os.RemoveAll(filepath.Join(dir, dbDirName)); err != nil {
+			tb.Fatal(err)
+		}
+	}, "cannot open database"},
+	{"missing build", func(tb testing.TB, dir string) {
+		if err := os.RemoveAll(dir); err != nil {
+			tb.Fatal(err)
+		}
+	}, "cannot open manifest"},
+}
+
+func onlySST(tb testing.TB, buildDir string) string {
+	tb.Helper()
+	ssts, err := filepath.Glob(filepath.Join(buildDir, dbDirName, "*.sst"))
+	if err != nil || len(ssts) != 1 {
+		tb.Fatalf("tables in %s: %v, %v; want one", buildDir, ssts, err)
+	}
+	return ssts[0]
+}
+
+func editManifest(tb testing.TB, buildDir string, edit func(string) string) {
+	tb.Helper()
+	name := filepath.Join(buildDir, manifestName)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := edit(string(b))
+	if s == string(b) {
+		tb.Fatalf("edit changed nothing in %s", b)
+	}
+	if err := os.WriteFile(name, []byte(s), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestStoreRefusesDamagedBuild(t *testing.T) {
+	// Three builds are made once (volumes 1, 2, 3) and copied into a fresh
+	// data folder for each damage.
+	tmpl := t.TempDir()
+	var ids [3]string
+	for i := range ids {
+		date := fmt.Sprintf("2026-11-%02d", 20+i)
+		simpleLake(t, tmpl, date, "us", 50, int64(i+1))
+		ids[i] = buildIndex(t, tmpl, date).BuildID
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			data := t.TempDir()
+			copyDir(t, filepath.Join(tmpl, "index"), filepath.Join(data, "index"))
+			publish(t, data, ids[0])
+			s := openStore(t, data)
+			var closed atomic.Int32
+			s.onClose = func(string) { closed.Add(1) }
+
+			d.damage(t, filepath.Join(data, "index", ids[1]))
+			publish(t, data, ids[1])
+			err := s.Reload()
+			if err == nil || !strings.Contains(err.Error(), d.wantErr) {
+				t.Fatalf("Reload of a damaged build: %v, want an error containing %q", err, d.wantErr)
+			}
+			if info, _ := s.Info(); info.Version != ids[0] {
+				t.Errorf("serving %s after refusing a damaged build, want %s", info.Version, ids[0])
+			}
+			if e, err := s.Lookup(context.Background(), "US", "kw 000007"); err != nil || e.Volume != 1 {
+				t.Errorf("old build after a refusal: %+v, %v", e, err)
+			}
+			if closed.Load() != 0 {
+				t.Errorf("the served build was closed")
+			}
+			// A refused build is not retried by the poller, only by Reload.
+			if err := s.reload(false); err != nil {
+				t.Errorf("poller retried the refused build: %v", err)
+			}
+			// A good build published later is taken.
+			publish(t, data, ids[2])
+			if err := s.reload(false); err != nil {
+				t.Fatal(err)
+			}
+			if e, err := s.Lookup(context.Background(), "US", "kw 000007"); err != nil || e.Volume != 3 {
+				t.Errorf("after a good build: %+v, %v", e, err)
+			}
+			if info, _ := s.Info(); info.Version != ids[2] {
+				t.Errorf("serving %s, want %s", info.Version, ids[2])
+			}
+		})
+	}
+}
+
+// publish points CURRENT at a build the way Build does.
+func publish(tb testing.TB, data, id string) {
+	tb.Helper()
+	dir := filepath.Join(data, "index")
+	if err := os.WriteFile(filepath.Join(dir, pointerTmpName), []byte(id+"\n"), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, pointerTmpName), filepath.Join(dir, pointerName)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func copyDir(tb testing.TB, from, to string) {
+	tb.Helper()
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestOpenStoreWithDamagedBuild(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-21", "us", 5, 1)
+	m := buildIndex(t, data, "2026-11-21")
+	if err := os.Remove(filepath.Join(data, "index", m.BuildID, manifestName)); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, data)
+	if _, err := s.Lookup(context.Background(), "US", "kw 000001"); !errors.Is(err, kw.ErrNoIndex) {
+		t.Errorf("Lookup with only a damaged build: %v, want ErrNoIndex", err)
+	}
+}
+
+func TestStoreRefusesBadPointer(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-21", "us", 5, 1)
+	m := buildIndex(t, data, "2026-11-21")
+	s := openStore(t, data)
+	for _, content := range []string{"../../etc\n", ".building-x\n", "\n", "no-such-build\n"} {
+		if err := os.WriteFile(filepath.Join(data, "index", pointerName), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Reload(); err == nil {
+			t.Errorf("Reload accepted pointer %q", content)
+		}
+		if info, _ := s.Info(); info.Version != m.BuildID {
+			t.Errorf("pointer %q replaced the served build", content)
+		}
+	}
+}
+
+// TestStoreSwap publishes builds while readers look up keywords: no lookup
+// may fail, the readers must see the new data, and every replaced build's
+// database must be closed once, after its readers are done.
+func TestStoreSwap(t *testing.T) {
+	const (
+		builds   = 5
+		readers  = 8
+		keywords = 200
+	)
+	data := t.TempDir()
+	// Builds are made first; the swaps publish them while readers run.
+	var ids []string
+	for b := 0; b <= builds; b++ {
+		date := fmt.Sprintf("2026-11-%02d", b+1)
+		simpleLake(t, data, date, "us", keywords, int64(100+b))
+		ids = append(ids, buildIndex(t, data, date).BuildID)
+	}
+	publish(t, data, ids[0])
+	s := openStore(t, data)
+	var mu sync.Mutex
+	closed := map[string]int{}
+	s.onClose = func(id string) {
+		mu.Lock()
+		closed[id]++
+		mu.Unlock()
+	}
+
+	var (
+		stop     atomic.Bool
+		failures atomic.Int64
+		seen     [builds + 1]atomic.Int64 // lookups answered per build
+		wg       sync.WaitGroup
+	)
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Bounded: the loop ends when told or after many lookups.
+			for i := 0; i < 2_000_000 && !stop.Load(); i++ {
+				k := fmt.Sprintf("kw %06d", (i*7+r)%keywords)
+				e, err := s.Lookup(context.Background(), "US", k)
+				if err != nil || e.Keyword != k || e.Volume < 100 || e.Volume > 100+builds || len(e.Related) != 2 {
+					if failures.Add(1) < 5 {
+						t.Errorf("Lookup(%q) = %+v, %v", k, e, err)
+					}
+					continue
+				}
+				seen[e.Volume-100].Add(1)
+			}
+		}()
+	}
+	for b := 1; b <= builds; b++ {
+		publish(t, data, ids[b])
+		if err := s.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		// Let the readers see this build before the next one.
+		for i := 0; i < 10_000 && seen[b].Load() == 0; i++ {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if failures.Load() > 0 {
+		t.Fatalf("%d lookups failed during swaps", failures.Load())
+	}
+	for b := range seen {
+		if seen[b].Load() == 0 {
+			t.Errorf("no reader saw build %d", b)
+		}
+	}
+	if info, _ := s.Info(); info.Version != ids[builds] {
+		t.Errorf("serving %s, want the last build %s", info.Version, ids[builds])
+	}
+	// Replaced builds close asynchronously once their last reader is done;
+	// the readers are done, so the closes are due (bounded wait).
+	closedCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(closed)
+	}
+	for i := 0; i < 5000 && closedCount() < builds; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	for _, id := range ids[:builds] {
+		if closed[id] != 1 {
+			t.Errorf("replaced build %s closed %d times, want once", id, closed[id])
+		}
+	}
+	if closed[ids[builds]] != 0 {
+		t.Errorf("the served build was closed")
+	}
+	mu.Unlock()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if closed[ids[builds]] != 1 || len(closed) != builds+1 {
+		t.Errorf("after Close: closes %v, want each of %d builds once", closed, builds+1)
+	}
+}
