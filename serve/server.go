@@ -41,6 +41,9 @@ type Options struct {
 	// metrics. Default: a new registry that also holds the Go runtime and
 	// process collectors.
 	Registry *prometheus.Registry
+	// Registrar issues API keys for POST /v1/register. Default: nil, and
+	// the route answers 404 not_found (keys come only from the operator).
+	Registrar Registrar
 }
 
 // setDefaults fills in every default of Options; it is the only place that
@@ -72,6 +75,8 @@ type Server struct {
 	access  Access
 	trusted []netip.Prefix
 	metrics *metrics
+
+	registrar Registrar
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -109,6 +114,8 @@ func New(opt Options) *Server {
 		access:  opt.Access,
 		trusted: opt.TrustedProxies,
 		routes:  map[string]*route{},
+
+		registrar: opt.Registrar,
 	}
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
 	s.handle("GET /v1/keyword", s.handleKeyword)
@@ -117,6 +124,13 @@ func New(opt Options) *Server {
 	s.handle("GET /readyz", s.handleReadyz)
 	s.handle("GET /metrics", s.metrics.handle)
 	s.handle("GET /problems/{code}", s.handleProblem)
+	s.handle("POST /v1/keywords", s.handleBulk)
+	s.handle("POST /v1/register", s.handleRegister)
+	s.handle("GET /v1/openapi.json", s.handleOpenAPI)
+	s.handle("GET /llms.txt", s.handleLLMs)
+	s.handle("POST /mcp", s.handleMCP)
+	s.handle("GET /", s.handleHome)
+	s.handle("GET /keyword", s.handleKeywordPage)
 	return s
 }
 
@@ -190,9 +204,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.finish(sw, r, label, start)
 	}()
 	sw.Header().Set("X-Content-Type-Options", "nosniff")
+	cors := rt != nil && strings.HasPrefix(rt.pattern, corsPrefix)
+	if cors {
+		setCORS(sw.Header())
+	}
 
 	var err error
 	switch h := rt.handlerFor(r.Method); {
+	case cors && r.Method == http.MethodOptions:
+		preflight(sw, rt.allow)
 	case rt == nil:
 		err = HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
 			Msg: fmt.Sprintf("Nothing lives at %s; the API is under /v1/ (GET /v1/keyword, GET /v1/countries).", r.URL.Path)}

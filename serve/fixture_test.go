@@ -1,0 +1,126 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// demoRelated are the related keywords of "running shoes" in the demo
+// fixture: realistic names and numbers, in rank order (overlap descending).
+var demoRelated = []kw.RelatedKeyword{
+	{Keyword: "running shoe", Volume: 246000, CPCMicros: 1_190_000, Overlap: 16, SameIntent: true},
+	{Keyword: "best running shoes", Volume: 90500, CPCMicros: 1_450_000, Overlap: 14},
+	{Keyword: "running sneakers", Volume: 165000, CPCMicros: 1_050_000, Overlap: 12, SameIntent: true},
+	{Keyword: "running shoes for women", Volume: 74000, CPCMicros: 1_120_000, Overlap: 11},
+	{Keyword: "mens running shoes", Volume: 60500, CPCMicros: 1_080_000, Overlap: 10},
+	{Keyword: "trail running shoes", Volume: 49500, CPCMicros: 980_000, Overlap: 9},
+	{Keyword: "nike running shoes", Volume: 40500, CPCMicros: 870_000, Overlap: 8},
+	{Keyword: "cushioned running shoes", Volume: 14800, CPCMicros: 1_310_000, Overlap: 7},
+	{Keyword: "running shoes sale", Volume: 12100, CPCMicros: 640_000, Overlap: 6},
+	{Keyword: "wide running shoes", Volume: 8100, CPCMicros: 0, Overlap: 5},
+}
+
+// demoSeason is a seasonal curve of 12 months, November to October, in
+// per mille of the average month.
+var demoSeason = []int64{820, 905, 1220, 1100, 1010, 1000, 1000, 905, 1000, 1000, 905, 1000}
+
+// seasonalTrend returns 12 months from 2025-11 to 2026-10 around avg.
+func seasonalTrend(avg int64) []kw.MonthlySearches {
+	out := make([]kw.MonthlySearches, 12)
+	start := time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range out {
+		out[i] = kw.MonthlySearches{Month: start.AddDate(0, i, 0).Format("2006-01"), Searches: avg * demoSeason[i] / 1000}
+	}
+	return out
+}
+
+// newDemoIndex is the fake index of the handler tests with a realistic
+// "running shoes" in the United States: 12 seasonal months and 10 related
+// keywords that all have pages of their own. The OpenAPI examples, the
+// golden files and the browser test read it.
+func newDemoIndex(tb testing.TB) *fakeIndex {
+	tb.Helper()
+	f := newFakeIndex(tb)
+	f.panicOn = ""
+	f.add(kw.Entry{
+		Keyword: "running shoes", Country: "US", Volume: 301000, CPCMicros: 1_234_999,
+		Competition: 0.87, CompetitionLevel: "HIGH", Intent: "running shoes",
+		Trend: seasonalTrend(301000), Related: demoRelated,
+	})
+	for i, r := range demoRelated {
+		intent := r.Keyword
+		if r.SameIntent {
+			intent = "running shoes"
+		}
+		back := []kw.RelatedKeyword{{Keyword: "running shoes", Volume: 301000, CPCMicros: 1_234_999, Overlap: r.Overlap, SameIntent: r.SameIntent}}
+		for j, o := range demoRelated {
+			if j != i && len(back) < 4 {
+				o.Overlap, o.SameIntent = max(o.Overlap-3, 1), false
+				back = append(back, o)
+			}
+		}
+		f.add(kw.Entry{
+			Keyword: r.Keyword, Country: "US", Volume: r.Volume, CPCMicros: r.CPCMicros,
+			Competition: 0.5 + float64(i)/40, Intent: intent, Trend: seasonalTrend(r.Volume), Related: back,
+		})
+	}
+	us := 0
+	for k := range f.entries {
+		if k[0] == "US" {
+			us++
+		}
+	}
+	f.info.Countries = map[string]int{"US": us, "DE": 1}
+	return f
+}
+
+// fakeRegistrar records registrations and answers with err when set.
+type fakeRegistrar struct {
+	mu      sync.Mutex
+	err     error
+	emails  []string
+	clients []netip.Addr
+}
+
+func (r *fakeRegistrar) Register(ctx context.Context, email string, client netip.Addr) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emails = append(r.emails, email)
+	r.clients = append(r.clients, client)
+	if r.err != nil {
+		return "", r.err
+	}
+	return fmt.Sprintf("kw_live_%s", strings.Repeat("7f3a", 8)), nil
+}
+
+// demoServer is a Server over the demo index.
+type demoServer struct {
+	*Server
+	index     *fakeIndex
+	access    *fakeAccess
+	registrar *fakeRegistrar
+	log       *syncBuffer
+}
+
+// newDemoServer returns a Server over newDemoIndex with fake access and
+// registration, at a fixed clock: 2026-11-22 04:30 UTC.
+func newDemoServer(tb testing.TB) *demoServer {
+	tb.Helper()
+	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, log: &syncBuffer{}}
+	ds.Server = New(Options{
+		Index:     ds.index,
+		Logger:    slog.New(slog.NewTextHandler(ds.log, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Now:       func() time.Time { return testBuiltAt.Add(90 * time.Minute) },
+		Access:    ds.access,
+		Registrar: ds.registrar,
+	})
+	return ds
+}

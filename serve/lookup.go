@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// Problem codes of the bulk, registration and MCP endpoints.
+const (
+	CodeInvalidBody          = "invalid_body"
+	CodeBodyTooLarge         = "body_too_large"
+	CodeTooManyKeywords      = "too_many_keywords"
+	CodeInvalidEmail         = "invalid_email"
+	CodeEmailTaken           = "email_taken"
+	CodeTooManyRegistrations = "too_many_registrations"
+	CodeForbiddenOrigin      = "forbidden_origin"
+)
+
+// init adds the codes of this file to the table that titles problem
+// documents and answers GET /problems/{code}.
+func init() {
+	for code, info := range map[string]problemInfo{
+		CodeInvalidBody:          {"Invalid request body", "The request body is not the JSON document this endpoint expects. The OpenAPI document at /v1/openapi.json describes it."},
+		CodeBodyTooLarge:         {"Request body too large", "The request body exceeds the size this endpoint accepts. Send fewer or shorter keywords."},
+		CodeTooManyKeywords:      {"Too many keywords", "A bulk request may hold at most 100 keywords; split larger lists into several requests."},
+		CodeInvalidEmail:         {"Invalid email address", "The email address is empty or not a valid address. Registration needs an address that can receive mail."},
+		CodeEmailTaken:           {"Email already registered", "An active API key already exists for this email address; one address holds one key."},
+		CodeTooManyRegistrations: {"Too many registrations", "This address has registered too many keys today. Retry after the number of seconds in the Retry-After header."},
+		CodeForbiddenOrigin:      {"Forbidden origin", "The MCP endpoint refuses requests whose Origin is another site, which protects local servers from DNS rebinding. Call it from a program, not from a web page of another site."},
+	} {
+		problems[code] = info
+	}
+}
+
+// MaxBulkKeywords is the most keywords one POST /v1/keywords request may
+// hold (and one keyword_lookup_bulk tool call).
+const MaxBulkKeywords = 100
+
+// normalizeInput validates and normalizes one keyword given in a JSON body
+// or tool argument. Failures are 400 HTTPErrors with the same codes as the
+// q parameter of GET /v1/keyword, worded for a "keyword" field.
+func normalizeInput(raw string) (string, error) {
+	if len(raw) > maxRawQ {
+		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong,
+			Msg: fmt.Sprintf("The keyword is too long; a keyword may have at most %d characters and %d words after normalization.", kw.MaxKeywordChars, kw.MaxKeywordWords),
+			Err: kw.ErrKeywordTooLong}
+	}
+	q, err := kw.NormalizeKeyword(raw)
+	switch {
+	case err == nil:
+		return q, nil
+	case errors.Is(err, kw.ErrKeywordEmpty):
+		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ,
+			Msg: "The keyword is empty; pass the keyword to look up, e.g. \"running shoes\".", Err: err}
+	case errors.Is(err, kw.ErrKeywordTooLong):
+		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong,
+			Msg: fmt.Sprintf("The keyword is too long (%s); shorten it to at most %d characters and %d words.",
+				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars, kw.MaxKeywordWords),
+			Err: err}
+	}
+	return "", HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ,
+		Msg: "The keyword is not valid UTF-8; send it as UTF-8 text.", Err: err}
+}
+
+// countryInput resolves a country code given in a JSON body or tool
+// argument; empty means DefaultCountry.
+func countryInput(code string) (kw.Country, error) {
+	if code == "" {
+		code = DefaultCountry
+	}
+	c, ok := kw.LookupCountry(code)
+	if !ok {
+		return kw.Country{}, unsupportedCountry(code, nil)
+	}
+	return c, nil
+}
+
+// lookupOne answers one already validated lookup the way GET /v1/keyword
+// does: it refuses while no index is loaded, reserves one lookup with
+// Access, and counts it when the answer is a record or a not-found. The
+// rate-limit fields of a counted lookup go to h. The error is what classify
+// understands: kw.ErrNotFound (counted), kw.ErrNoIndex, ErrInvalidKey,
+// *QuotaError, or an internal failure.
+func (s *Server) lookupOne(ctx context.Context, r *http.Request, c kw.Country, q string, h http.Header) (kw.Entry, kw.IndexInfo, error) {
+	info, ok := s.index.Info()
+	if !ok {
+		return kw.Entry{}, info, fmt.Errorf("cannot look up %q: %w", q, kw.ErrNoIndex)
+	}
+	t, err := s.access.Admit(ctx, r, s.clientAddr(r), 1)
+	if err != nil {
+		return kw.Entry{}, info, fmt.Errorf("cannot admit lookup: %w", err)
+	}
+	defer t.Cancel() // a no-op once committed
+	e, err := s.index.Lookup(ctx, c.Code, q)
+	switch {
+	case errors.Is(err, kw.ErrNotFound):
+		t.Commit(1, h)
+		return kw.Entry{}, info, fmt.Errorf("cannot find %q in %s: %w", q, c.Code, err)
+	case err != nil:
+		return kw.Entry{}, info, fmt.Errorf("cannot look up %q in %s: %w", q, c.Code, err)
+	}
+	t.Commit(1, h)
+	return e, info, nil
+}
+
+// quotaReset returns when the allowance behind a *QuotaError renews and how
+// long that is from now, rounded up to whole seconds (as Retry-After is).
+func (s *Server) quotaReset(qe *QuotaError) (time.Time, time.Duration) {
+	d := max((qe.RetryAfter+time.Second-1)/time.Second*time.Second, time.Second)
+	return s.now().UTC().Add(d).Truncate(time.Second), d
+}
+
+// humanDuration writes d as "5h 3m", "12m" or "40s".
+func humanDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, sec := int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second)
+	switch {
+	case h >= 48:
+		return fmt.Sprintf("%dd %dh", h/24, h%24)
+	case h > 0:
+		return fmt.Sprintf("%dh %dm", h, m)
+	case m > 0:
+		if sec > 0 {
+			m++ // rounded up: "retry in 1m" must not be too early
+		}
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%ds", sec)
+}

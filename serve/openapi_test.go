@@ -1,0 +1,406 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+)
+
+// exampleCase is one response example of openapi.json and the request that
+// produces it from the demo fixture.
+type exampleCase struct {
+	// loc names the example: "METHOD /path STATUS name" for an operation's
+	// response, "#Component name" for a shared response in
+	// components.responses.
+	loc    string
+	method string
+	target string
+	body   string
+	header http.Header
+	// reqExample names the request-body example the body must equal: ""
+	// for none, "-" for the single "example" of the request body.
+	reqExample string
+	setup      func(ds *demoServer)
+}
+
+func keywordsBody(n int) string {
+	kws := make([]string, n)
+	for i := range kws {
+		kws[i] = fmt.Sprintf("keyword %d", i)
+	}
+	b, _ := json.Marshal(bulkRequest{Country: "us", Keywords: kws})
+	return string(b)
+}
+
+var exampleCases = []exampleCase{
+	{loc: "GET /v1/keyword 200 running_shoes", method: "GET", target: "/v1/keyword?q=running+shoes&country=us"},
+	{loc: "GET /v1/keyword 400 missing_q", method: "GET", target: "/v1/keyword"},
+	{loc: "GET /v1/keyword 400 unsupported_country", method: "GET", target: "/v1/keyword?q=running+shoes&country=xx"},
+	{loc: "GET /v1/keyword 404 keyword_not_found", method: "GET", target: "/v1/keyword?q=running+sandals&country=us"},
+	{loc: "#InvalidKey invalid_key", method: "GET", target: "/v1/keyword?q=running+shoes",
+		header: http.Header{"Authorization": {"Bearer kw_revoked"}},
+		setup:  func(ds *demoServer) { ds.access.err = fmt.Errorf("cannot find key: %w", ErrInvalidKey) }},
+	{loc: "#QuotaExhausted quota_exhausted", method: "GET", target: "/v1/keyword?q=running+shoes",
+		setup: func(ds *demoServer) {
+			ds.access.err = &QuotaError{RetryAfter: 70200 * time.Second, Header: http.Header{
+				"Ratelimit":        {`"daily";r=0;t=70200`},
+				"Ratelimit-Policy": {`"daily";q=20;w=86400`},
+			}}
+		}},
+	{loc: "#IndexUnavailable index_unavailable", method: "GET", target: "/v1/keyword?q=running+shoes",
+		setup: func(ds *demoServer) { ds.index.ok = false }},
+	{loc: "POST /v1/keywords 200 mixed", method: "POST", target: "/v1/keywords", reqExample: "-",
+		body: `{"country": "us", "keywords": ["running shoes", "Trail Running Shoes", "running sandals", ""]}`},
+	{loc: "POST /v1/keywords 400 too_many_keywords", method: "POST", target: "/v1/keywords", body: keywordsBody(101)},
+	{loc: "POST /v1/keywords 400 invalid_body", method: "POST", target: "/v1/keywords", body: `{"country": "us", "keywords": "running shoes"}`},
+	{loc: "POST /v1/keywords 429 quota_exhausted", method: "POST", target: "/v1/keywords",
+		body: `{"country": "us", "keywords": ["running shoes", "running shoe", "best running shoes", "running sneakers"]}`,
+		setup: func(ds *demoServer) {
+			ds.access.err = &QuotaError{RetryAfter: 3600 * time.Second, Header: http.Header{
+				"Ratelimit":        {`"daily";r=3;t=3600`},
+				"Ratelimit-Policy": {`"daily";q=20;w=86400`},
+			}}
+		}},
+	{loc: "GET /v1/countries 200 countries", method: "GET", target: "/v1/countries"},
+	{loc: "POST /v1/register 201 created", method: "POST", target: "/v1/register", reqExample: "-", body: `{"email": "ada@example.com"}`},
+	{loc: "POST /v1/register 400 invalid_email", method: "POST", target: "/v1/register", body: `{"email": "ada at example.com"}`},
+	{loc: "POST /v1/register 409 email_taken", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
+		setup: func(ds *demoServer) { ds.registrar.err = fmt.Errorf("cannot store key: %w", ErrEmailTaken) }},
+	{loc: "POST /v1/register 429 too_many_registrations", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
+		setup: func(ds *demoServer) { ds.registrar.err = &TooManyRegistrationsError{RetryAfter: 5 * time.Hour} }},
+	{loc: "POST /mcp 200 initialize", method: "POST", target: "/mcp", reqExample: "initialize",
+		body: `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-agent", "version": "1.0.0"}}}`},
+	{loc: "POST /mcp 200 tools_call", method: "POST", target: "/mcp", reqExample: "tools_call",
+		body: `{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "keyword_lookup", "arguments": {"keyword": "laufschuhe", "country": "de"}}}`},
+	{loc: "POST /mcp 200 method_not_found", method: "POST", target: "/mcp",
+		body: `{"jsonrpc": "2.0", "id": 3, "method": "resources/list"}`},
+	{loc: "POST /mcp 403 forbidden_origin", method: "POST", target: "/mcp", header: http.Header{"Origin": {"https://evil.example"}},
+		body: `{"jsonrpc": "2.0", "id": 1, "method": "ping"}`},
+}
+
+// slug makes an example location into a file name.
+func slug(loc string) string {
+	return strings.Trim(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(loc, "_"), "_")
+}
+
+// loadDoc parses the embedded OpenAPI document.
+func loadDoc(tb testing.TB) map[string]any {
+	tb.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		tb.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	return doc
+}
+
+// obj walks a path of keys through nested JSON objects.
+func obj(v any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		v = m[k]
+	}
+	m, ok := v.(map[string]any)
+	return m, ok
+}
+
+// docExamples returns every response example of the document by location,
+// and every request-body example by "METHOD /path name".
+func docExamples(tb testing.TB, doc map[string]any) (responses, requests map[string]any) {
+	tb.Helper()
+	responses, requests = map[string]any{}, map[string]any{}
+	collect := func(prefix string, resp map[string]any) {
+		content, _ := obj(resp, "content")
+		for _, media := range content {
+			exs, _ := obj(media, "examples")
+			for name, ex := range exs {
+				responses[prefix+" "+name] = ex.(map[string]any)["value"]
+			}
+			if _, ok := media.(map[string]any)["example"]; ok {
+				tb.Errorf("%s: use named examples in responses, not example", prefix)
+			}
+		}
+	}
+	paths, _ := obj(doc, "paths")
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			m := strings.ToUpper(method)
+			resps, _ := obj(op, "responses")
+			for status, resp := range resps {
+				if _, isRef := resp.(map[string]any)["$ref"]; isRef {
+					continue
+				}
+				collect(fmt.Sprintf("%s %s %s", m, path, status), resp.(map[string]any))
+			}
+			content, _ := obj(op, "requestBody", "content")
+			for _, media := range content {
+				mm := media.(map[string]any)
+				if ex, ok := mm["example"]; ok {
+					requests[m+" "+path+" -"] = ex
+				}
+				exs, _ := obj(mm, "examples")
+				for name, ex := range exs {
+					requests[m+" "+path+" "+name] = ex.(map[string]any)["value"]
+				}
+			}
+		}
+	}
+	comps, _ := obj(doc, "components", "responses")
+	for name, resp := range comps {
+		collect("#"+name, resp.(map[string]any))
+	}
+	return responses, requests
+}
+
+// runExample sends the request of an example case to a fresh demo server.
+func runExample(tb testing.TB, ec exampleCase) (*demoServer, *httptest.ResponseRecorder, *http.Request) {
+	tb.Helper()
+	ds := newDemoServer(tb)
+	if ec.setup != nil {
+		ec.setup(ds)
+	}
+	var body io.Reader
+	if ec.body != "" {
+		body = strings.NewReader(ec.body)
+	}
+	r := httptest.NewRequest(ec.method, ec.target, body)
+	if ec.body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range ec.header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	ds.ServeHTTP(w, r)
+	return ds, w, httptest.NewRequest(ec.method, ec.target, strings.NewReader(ec.body))
+}
+
+// TestOpenAPIExamples runs the request behind every response example of the
+// document and checks that the handler answers exactly the example, with
+// the example's status. The answers are golden files too.
+func TestOpenAPIExamples(t *testing.T) {
+	doc := loadDoc(t)
+	responses, requests := docExamples(t, doc)
+	seen := map[string]bool{}
+	for _, ec := range exampleCases {
+		t.Run(slug(ec.loc), func(t *testing.T) {
+			seen[ec.loc] = true
+			want, ok := responses[ec.loc]
+			if !ok {
+				t.Fatalf("openapi.json has no example %q", ec.loc)
+			}
+			_, w, _ := runExample(t, ec)
+			golden(t, "examples/"+slug(ec.loc)+".json", w.Body.Bytes())
+			fields := strings.Fields(strings.TrimPrefix(ec.loc, "#"))
+			if !strings.HasPrefix(ec.loc, "#") && fmt.Sprint(w.Code) != fields[2] {
+				t.Errorf("status %d, the document says %s", w.Code, fields[2])
+			}
+			var got any
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+				t.Fatalf("answer is not JSON: %v: %s", err, w.Body)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("the handler answers\n%s\nbut the example in openapi.json is\n%s\n(paste testdata/golden/examples/%s.json into the document)",
+					w.Body, mustJSON(want), slug(ec.loc))
+			}
+			if ec.reqExample != "" {
+				fields := strings.Fields(ec.loc)
+				key := fields[0] + " " + fields[1] + " " + ec.reqExample
+				var sent any
+				if err := json.Unmarshal([]byte(ec.body), &sent); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(sent, requests[key]) {
+					t.Errorf("request example %q is %s, the test sends %s", key, mustJSON(requests[key]), ec.body)
+				}
+			}
+		})
+	}
+	var missing []string
+	for loc := range responses {
+		if !seen[loc] {
+			missing = append(missing, loc)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("examples of openapi.json that no test request produces: %q", missing)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestOpenAPIRoutes checks that the document describes exactly the routes
+// the server registers, method by method (HEAD aside, which every GET
+// route answers).
+func TestOpenAPIRoutes(t *testing.T) {
+	ds := newDemoServer(t)
+	doc := loadDoc(t)
+	paths, ok := obj(doc, "paths")
+	if !ok {
+		t.Fatal("openapi.json has no paths")
+	}
+	var registered, documented []string
+	for path, rt := range ds.routes {
+		for m := range rt.methods {
+			if m != http.MethodHead {
+				registered = append(registered, m+" "+path)
+			}
+		}
+	}
+	for path, item := range paths {
+		for m := range item.(map[string]any) {
+			documented = append(documented, strings.ToUpper(m)+" "+path)
+		}
+	}
+	sort.Strings(registered)
+	sort.Strings(documented)
+	if !slices.Equal(registered, documented) {
+		t.Errorf("routes and document differ:\nregistered %q\ndocumented %q", registered, documented)
+	}
+	if len(registered) < 13 {
+		t.Errorf("only %d routes registered: %q", len(registered), registered)
+	}
+	// Every problem code the server can send is in the Problem schema.
+	codes, _ := obj(doc, "components", "schemas", "Problem", "properties", "code")
+	var enum []string
+	for _, c := range codes["enum"].([]any) {
+		enum = append(enum, c.(string))
+	}
+	for code := range problems {
+		if !slices.Contains(enum, code) {
+			t.Errorf("problem code %s is missing from the Problem schema", code)
+		}
+	}
+}
+
+// TestOpenAPIValid validates the document against the OpenAPI 3.1 schema
+// with libopenapi-validator, then validates the live answer of every
+// example request against the document's schemas and headers.
+func TestOpenAPIValid(t *testing.T) {
+	doc, err := libopenapi.NewDocument(openAPIDoc)
+	if err != nil {
+		t.Fatalf("libopenapi cannot read openapi.json: %v", err)
+	}
+	if v := doc.GetVersion(); v != "3.1.0" {
+		t.Errorf("version %q, want 3.1.0", v)
+	}
+	ok, errs := schema_validation.ValidateOpenAPIDocument(doc)
+	for _, e := range errs {
+		t.Errorf("openapi.json is not a valid OpenAPI 3.1 document: %s: %s", e.Message, e.Reason)
+		for _, se := range e.SchemaValidationErrors {
+			t.Errorf("  %s: %s", se.KeywordLocation+" "+se.FieldPath, se.Reason)
+		}
+	}
+	if !ok && len(errs) == 0 {
+		t.Error("openapi.json is not valid, without a reason")
+	}
+	if _, errs := doc.BuildV3Model(); errs != nil {
+		t.Fatalf("cannot build the v3 model: %v", errs)
+	}
+	v, verrs := validator.NewValidator(doc)
+	if len(verrs) > 0 {
+		t.Fatalf("cannot build a validator: %v", verrs)
+	}
+	for _, ec := range exampleCases {
+		_, w, req := runExample(t, ec)
+		if ec.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp := w.Result()
+		resp.Request = req
+		// The validator reads the body; hand it a fresh copy.
+		resp.Body = io.NopCloser(bytes.NewReader(w.Body.Bytes()))
+		if ok, errs := v.ValidateHttpResponse(req, resp); !ok {
+			for _, e := range errs {
+				t.Errorf("%s: answer does not match the document: %s: %s", ec.loc, e.Message, e.Reason)
+				for _, se := range e.SchemaValidationErrors {
+					t.Errorf("  %s: %s", se.KeywordLocation+" "+se.FieldPath, se.Reason)
+				}
+			}
+		}
+	}
+}
+
+func TestOpenAPIHandler(t *testing.T) {
+	ds := newDemoServer(t)
+	w := do(t, ds, "GET", "/v1/openapi.json", nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !bytes.Equal(w.Body.Bytes(), openAPIDoc) {
+		t.Fatalf("status %d, Content-Type %q, %d bytes", w.Code, w.Header().Get("Content-Type"), w.Body.Len())
+	}
+	if w.Header().Get("Access-Control-Allow-Origin") != "*" {
+		t.Error("the document is not readable from other origins")
+	}
+}
+
+// TestMCPOutputSchemaIsOpenAPISchema checks that the tool's output schema
+// is the KeywordRecord schema with its references resolved.
+func TestMCPOutputSchemaIsOpenAPISchema(t *testing.T) {
+	var s map[string]any
+	if err := json.Unmarshal(openAPISchema("KeywordRecord"), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s["type"] != "object" || strings.Contains(mustJSON(s), "$ref") {
+		t.Fatalf("schema %s", mustJSON(s))
+	}
+	items, _ := obj(s, "properties", "related", "items", "properties")
+	if _, ok := items["overlap"]; !ok {
+		t.Errorf("related items were not inlined: %s", mustJSON(s))
+	}
+	var bulk map[string]any
+	if err := json.Unmarshal(openAPISchema("BulkResponse"), &bulk); err != nil || strings.Contains(mustJSON(bulk), "$ref") {
+		t.Errorf("BulkResponse schema: %v %s", err, mustJSON(bulk))
+	}
+}
+
+// TestOpenAPIValidatorCatchesMistakes proves that the validation above is
+// not vacuous: a document without info, and an answer that breaks its
+// schema, are both refused.
+func TestOpenAPIValidatorCatchesMistakes(t *testing.T) {
+	broken := bytes.Replace(openAPIDoc, []byte(`"info": {`), []byte(`"infox": {`), 1)
+	doc, err := libopenapi.NewDocument(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := schema_validation.ValidateOpenAPIDocument(doc); ok {
+		t.Error("a document without info passed validation")
+	}
+
+	doc, err = libopenapi.NewDocument(openAPIDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, verrs := validator.NewValidator(doc)
+	if len(verrs) > 0 {
+		t.Fatal(verrs)
+	}
+	req := httptest.NewRequest("GET", "/v1/keyword?q=running+shoes", nil)
+	w := httptest.NewRecorder()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	io.WriteString(w, `{"keyword":"running shoes","country":"us","volume":"many"}`)
+	resp := w.Result()
+	resp.Request = req
+	if ok, _ := v.ValidateHttpResponse(req, resp); ok {
+		t.Error("an answer that breaks the KeywordRecord schema passed validation")
+	}
+}

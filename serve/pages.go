@@ -1,0 +1,462 @@
+package serve
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// The HTML pages are server-rendered with html/template, which escapes
+// every value for its context; they need no JavaScript and load nothing
+// from elsewhere (the Content-Security-Policy says so to the browser).
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pageTemplates holds one template set per page, each the layout plus the
+// page's "content".
+var pageTemplates = func() map[string]*template.Template {
+	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
+	out := map[string]*template.Template{}
+	for _, name := range []string{"home", "keyword", "error"} {
+		t := template.Must(layout.Clone())
+		out[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+	}
+	return out
+}()
+
+// pageCSP allows the page's own inline styles and nothing else: no script,
+// no external asset, forms only to this site.
+const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// pageData is what every page template sees.
+type pageData struct {
+	Title       string
+	Description string
+	Base        string // scheme and host for the commands shown, e.g. "https://kwdata.example"
+	Updated     string // data date of the index; empty while none is loaded
+	JSONURL     string
+	Form        formData
+	Countries   []kw.Country
+	K           *keywordView
+	Err         *errorView
+}
+
+// formData fills the search form.
+type formData struct {
+	Q       string
+	Country string // upper case
+}
+
+// keywordView is the keyword page, every number already formatted.
+type keywordView struct {
+	Keyword, Country, CountryName, Updated string
+	Intent, IntentURL                      string
+	IntentIsSelf                           bool
+	Volume, VolumeRange, CPC               string
+	Competition                            string
+	CompetitionPct                         int64
+	Chart, ChartNarrow                     *chartView // the narrow one is for phones
+	Trend                                  []trendRow
+	Related                                []relatedView
+	JSONURL                                string
+}
+
+type trendRow struct{ Month, Volume string }
+
+type relatedView struct {
+	Keyword, URL, Volume, CPC, Overlap string
+	OverlapPct                         int
+	SameIntent                         bool
+}
+
+// errorView is an error page.
+type errorView struct {
+	Status           int
+	Title, Heading   string
+	Detail           string
+	ResetAt, ResetIn string // for 429
+	ShowSearch       bool
+}
+
+// handleHome answers GET /.
+func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
+	d := s.newPage(r, "kwdata: keyword search data", formData{Country: strings.ToUpper(DefaultCountry)})
+	d.Description = "Monthly search volume, CPC, competition, trends and related keywords for people, programs and AI agents."
+	return s.renderPage(w, r, http.StatusOK, "home", d)
+}
+
+// handleKeywordPage answers GET /keyword?q=&country=. It admits and counts
+// exactly like GET /v1/keyword; its failures are HTML pages with the same
+// status codes.
+func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error {
+	rawQ, _, _ := queryValue(r.URL.RawQuery, "q")
+	rawCountry, _, _ := queryValue(r.URL.RawQuery, "country")
+	form := formData{Q: rawQ, Country: strings.ToUpper(strings.TrimSpace(rawCountry))}
+	if _, ok := kw.LookupCountry(form.Country); !ok {
+		form.Country = strings.ToUpper(DefaultCountry)
+	}
+	if len(form.Q) > maxRawQ || !isText(form.Q) {
+		form.Q = ""
+	}
+	q, c, err := parseKeywordQuery(r.URL.RawQuery)
+	if err != nil {
+		return s.renderPageError(w, r, err, form)
+	}
+	form.Q = q
+	e, info, err := s.lookupOne(r.Context(), r, c, q, w.Header())
+	if err != nil {
+		return s.renderPageError(w, r, err, form)
+	}
+	d := s.newPage(r, e.Keyword+" – search volume, CPC and related keywords in "+c.Code+" · kwdata", form)
+	d.K = newKeywordView(&e, c, info.DataDate)
+	d.JSONURL = d.K.JSONURL
+	d.Description = fmt.Sprintf("%s in %s: %s searches a month, CPC %s, competition %s.", e.Keyword, c.Name, d.K.Volume, d.K.CPC, d.K.Competition)
+	return s.renderPage(w, r, http.StatusOK, "keyword", d)
+}
+
+// isText reports whether s is valid UTF-8 without control characters, fit
+// to be shown again in the search form.
+func isText(s string) bool {
+	for _, c := range s {
+		if c == 0xFFFD || c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) newPage(r *http.Request, title string, form formData) *pageData {
+	d := &pageData{Title: title, Base: s.baseURL(r), Form: form, Countries: kw.Countries()}
+	if info, ok := s.index.Info(); ok {
+		d.Updated = info.DataDate
+	}
+	return d
+}
+
+// renderPage executes a page template into a buffer first, so a template
+// failure is still a clean 500 and never half a page.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d *pageData) error {
+	var buf bytes.Buffer
+	if err := pageTemplates[name].ExecuteTemplate(&buf, "layout", d); err != nil {
+		return fmt.Errorf("cannot render the %s page: %w", name, err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("Referrer-Policy", "same-origin")
+	if name == "home" {
+		h.Set("Cache-Control", "public, max-age=300")
+	} else {
+		h.Set("Cache-Control", "no-store") // every view counts against the allowance
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(buf.Bytes())
+	}
+	return nil
+}
+
+// renderPageError answers a failed page view with an HTML page of the
+// status classify gives the error, carrying the same extra fields
+// (Retry-After, RateLimit, WWW-Authenticate) as the API's problem.
+func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err error, form formData) error {
+	if isClientGone(r.Context(), err) {
+		return err
+	}
+	he := classify(err)
+	if he.Status >= 500 && !errors.Is(err, kw.ErrNoIndex) {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "page failed", slog.String("route", "/keyword"),
+			slog.Int("status", he.Status), slog.Any("err", err))
+	}
+	for k, v := range he.Header {
+		w.Header()[k] = v
+	}
+	info := problems[he.Code]
+	ev := &errorView{Status: he.Status, Title: info.title, Detail: he.Msg, ShowSearch: true}
+	switch he.Code {
+	case CodeKeywordNotFound:
+		ev.Heading = fmt.Sprintf("No data for “%s”", form.Q)
+		ev.Detail = "The index has no data for this keyword in " + countryName(form.Country) + ". Check the spelling, try a broader keyword, or pick another country."
+	case CodeQuotaExhausted:
+		ev.Heading = "You have used up your lookups for now"
+		var qe *QuotaError
+		if errors.As(err, &qe) {
+			reset, d := s.quotaReset(qe)
+			ev.ResetAt = reset.Format("15:04 UTC on Mon 2 Jan 2006")
+			ev.ResetIn = humanDuration(d)
+			ev.Detail = "Every keyword page view counts as a lookup, like a call to the API. Anonymous visitors get 20 lookups per UTC day."
+		}
+		ev.ShowSearch = false
+	case CodeMissingQ:
+		ev.Heading = "Which keyword?"
+		ev.Detail = "Type a keyword into the box and pick a country."
+	case CodeQTooLong:
+		ev.Heading = "That keyword is too long"
+		ev.Detail = fmt.Sprintf("A keyword may have at most %d characters and %d words; shorten it and try again.", kw.MaxKeywordChars, kw.MaxKeywordWords)
+	case CodeInvalidQ:
+		ev.Heading = "That keyword cannot be read"
+		ev.Detail = "The keyword is not valid text; type it again."
+	case CodeUnsupportedCountry:
+		ev.Heading = "That country is not supported"
+		ev.Detail = "Pick one of the supported countries from the list."
+	case CodeInvalidKey:
+		ev.Heading = "That API key is not valid"
+		ev.Detail = "The key sent with this request is unknown or revoked. Remove it to browse anonymously."
+	case CodeIndexUnavailable:
+		ev.Heading = "Keyword data is loading"
+		ev.Detail = "No keyword index is loaded yet. Try again in a minute."
+		ev.ShowSearch = false
+	default:
+		ev.Heading = "Something went wrong"
+		ev.Detail = "The server failed to answer this request. Trying again may help."
+		ev.ShowSearch = false
+	}
+	d := s.newPage(r, ev.Title+" · kwdata", form)
+	d.Err = ev
+	return s.renderPage(w, r, he.Status, "error", d)
+}
+
+func countryName(code string) string {
+	if c, ok := kw.LookupCountry(code); ok {
+		return c.Name
+	}
+	return code
+}
+
+// keywordURL is the keyword page of a keyword.
+func keywordURL(keyword, country string) string {
+	return "/keyword?q=" + url.QueryEscape(keyword) + "&country=" + strings.ToLower(country)
+}
+
+func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
+	comp := competitionHundredths(e.Competition)
+	v := &keywordView{
+		Keyword: e.Keyword, Country: c.Code, CountryName: c.Name, Updated: updated,
+		Intent: e.Intent, IntentURL: keywordURL(e.Intent, c.Code), IntentIsSelf: e.Intent == e.Keyword || e.Intent == "",
+		Volume: formatInt(e.Volume), VolumeRange: e.VolumeRange,
+		CPC:            formatUSD(microsToCents(e.CPCMicros)),
+		Competition:    formatHundredths(comp),
+		CompetitionPct: max(0, min(comp, 100)),
+		JSONURL:        "/v1/keyword?q=" + url.QueryEscape(e.Keyword) + "&country=" + strings.ToLower(c.Code),
+	}
+	trend := trimTrend(e.Trend)
+	for _, m := range trend {
+		v.Trend = append(v.Trend, trendRow{Month: monthName(m.Month, "January 2006"), Volume: formatInt(m.Searches)})
+	}
+	v.Chart = newChart(e.Keyword, trend, wideChart)
+	v.ChartNarrow = newChart(e.Keyword, trend, narrowChart)
+	related := e.Related
+	if len(related) > maxRelated {
+		related = related[:maxRelated]
+	}
+	for _, rk := range related {
+		v.Related = append(v.Related, relatedView{
+			Keyword: rk.Keyword, URL: keywordURL(rk.Keyword, c.Code),
+			Volume: formatInt(rk.Volume), CPC: formatUSD(microsToCents(rk.CPCMicros)),
+			Overlap:    strconv.Itoa(int(rk.Overlap)) + "/20",
+			OverlapPct: int(max(0, min(rk.Overlap, 20))) * 5,
+			SameIntent: rk.SameIntent,
+		})
+	}
+	return v
+}
+
+// formatInt writes n with thousands separators: 301000 → "301,000".
+func formatInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// formatUSD writes cents as "$1.23", "$1,204.50", or "$0" for zero.
+func formatUSD(cents int64) string {
+	if cents == 0 {
+		return "$0"
+	}
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s$%s.%02d", sign, formatInt(cents/100), cents%100)
+}
+
+// formatHundredths writes v/100 with two decimals: 87 → "0.87", 50 → "0.50".
+func formatHundredths(v int64) string {
+	sign := ""
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
+}
+
+// formatCompact writes a count for a chart label: 950, 1.2K, 301K, 2.5M.
+func formatCompact(n int64) string {
+	f := float64(n)
+	switch a := math.Abs(f); {
+	case a >= 1e9:
+		return trimZero(f/1e9) + "B"
+	case a >= 1e6:
+		return trimZero(f/1e6) + "M"
+	case a >= 1e3:
+		return trimZero(f/1e3) + "K"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func trimZero(f float64) string {
+	if math.Abs(f) >= 100 {
+		return strconv.FormatFloat(math.Round(f), 'f', 0, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0")
+}
+
+// monthName formats a "YYYY-MM" month with layout, or returns it as is.
+func monthName(month, layout string) string {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return month
+	}
+	return t.Format(layout)
+}
+
+// chartView is the trend chart: bars in an SVG coordinate space that the
+// browser scales to the page width.
+type chartView struct {
+	Width, Height int
+	Label         string
+	Grid          []gridLine
+	Bars          []barView
+}
+
+type gridLine struct {
+	X1, X2, Y      float64
+	LabelX, LabelY float64
+	Label          string
+}
+
+type barView struct {
+	X, Y, W, H     float64
+	CX             float64 // centre, for the labels
+	ValueY, MonthY float64
+	Value, Month   string
+	Title          string
+	Peak           bool
+	Year           *yearLabel
+}
+
+type yearLabel struct {
+	X, Y float64
+	Text string
+}
+
+// chartGeom is the layout of a chart in SVG units. The browser scales the
+// SVG to the page width, so a phone gets its own narrower layout whose
+// labels stay readable once scaled.
+type chartGeom struct {
+	W, H                     int
+	Left, Right, Top, Bottom float64
+	Values                   bool // value labels above the bars
+}
+
+var (
+	wideChart   = chartGeom{W: 720, H: 270, Left: 58, Right: 8, Top: 22, Bottom: 50, Values: true}
+	narrowChart = chartGeom{W: 360, H: 230, Left: 38, Right: 2, Top: 10, Bottom: 44}
+)
+
+// Chart constants.
+const (
+	chartGridLines         = 4
+	chartBarGap    float64 = 0.28 // of a slot
+)
+
+// newChart lays out a bar chart of trend (oldest first); nil without data.
+func newChart(keyword string, trend []kw.MonthlySearches, g chartGeom) *chartView {
+	if len(trend) == 0 {
+		return nil
+	}
+	var peak int64
+	for _, m := range trend {
+		peak = max(peak, m.Searches)
+	}
+	step := niceStep(float64(peak) / chartGridLines)
+	top := step * chartGridLines
+	plotW := float64(g.W) - g.Left - g.Right
+	plotH := float64(g.H) - g.Top - g.Bottom
+	base := g.Top + plotH
+	c := &chartView{Width: g.W, Height: g.H,
+		Label: fmt.Sprintf("Monthly searches for %s from %s to %s; the peak is %s.", keyword,
+			monthName(trend[0].Month, "January 2006"), monthName(trend[len(trend)-1].Month, "January 2006"), formatInt(peak))}
+	for i := 0; i <= chartGridLines; i++ {
+		y := round1(base - plotH*float64(i)/chartGridLines)
+		c.Grid = append(c.Grid, gridLine{X1: g.Left, X2: float64(g.W) - g.Right, Y: y,
+			LabelX: g.Left - 6, LabelY: y + 4, Label: formatCompact(int64(step * float64(i)))})
+	}
+	slot := plotW / float64(max(len(trend), 6)) // few months: keep bars from getting fat
+	barW := slot * (1 - chartBarGap)
+	for i, m := range trend {
+		h := 0.0
+		if top > 0 && m.Searches > 0 {
+			h = math.Max(plotH*float64(m.Searches)/top, 1.5)
+		}
+		x := g.Left + slot*float64(i) + (slot-barW)/2
+		b := barView{
+			X: round1(x), Y: round1(base - h), W: round1(barW), H: round1(h), CX: round1(x + barW/2),
+			ValueY: round1(base - h - 6), MonthY: base + g.Bottom*0.4,
+			Month: monthName(m.Month, "Jan"),
+			Title: monthName(m.Month, "January 2006") + ": " + formatInt(m.Searches) + " searches",
+			Peak:  m.Searches == peak && peak > 0,
+		}
+		if g.Values {
+			b.Value = formatCompact(m.Searches)
+		}
+		if i == 0 || strings.HasSuffix(m.Month, "-01") {
+			b.Year = &yearLabel{X: b.CX, Y: base + g.Bottom*0.8, Text: monthName(m.Month, "2006")}
+		}
+		c.Bars = append(c.Bars, b)
+	}
+	return c
+}
+
+// niceStep rounds x up to 1, 2, 2.5 or 5 times a power of ten (at least 1).
+func niceStep(x float64) float64 {
+	if x <= 1 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m == 2.5 && p < 10 {
+			continue // labels stay whole numbers
+		}
+		if x <= m*p*(1+1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func round1(f float64) float64 { return math.Round(f*10) / 10 }

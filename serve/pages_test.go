@@ -1,0 +1,226 @@
+package serve
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+func TestHomePage(t *testing.T) {
+	ds := newDemoServer(t)
+	w := do(t, ds, "GET", "/", nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("status %d Content-Type %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	body := w.Body.String()
+	for _, want := range []string{
+		`<form class="search" action="/keyword" method="get"`, `name="q"`, `name="country"`,
+		`href="/v1/openapi.json"`, `href="/llms.txt"`, `href="/#api"`,
+		"20 lookups per UTC day", "500 lookups per UTC month", "4.99 USD", "Unlimited lookups",
+		`<option value="US" selected>United States (US)</option>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("home page lacks %q", want)
+		}
+	}
+	if n := strings.Count(body, "<option "); n != len(kw.Countries()) {
+		t.Errorf("%d countries in the select, want %d", n, len(kw.Countries()))
+	}
+	if strings.Contains(body, "<script") || regexp.MustCompile(`(src|href)="https?://`).MatchString(body) {
+		t.Error("the page loads scripts or external assets")
+	}
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	if len(ds.access.admits) != 0 {
+		t.Error("the home page was counted")
+	}
+}
+
+func TestKeywordPage(t *testing.T) {
+	ds := newDemoServer(t)
+	w := do(t, ds, "GET", "/keyword?q=Running+Shoes&country=us", nil)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	body := w.Body.String()
+	for _, want := range []string{
+		`<h1>running shoes</h1>`, `id="volume">301,000<`, `id="cpc">$1.23<`, `id="competition">0.87<`, `id="country">US<`,
+		"2026-11-21", `<span class="pill">running shoes</span>`,
+		`<a href="/keyword?q=running&#43;shoe&amp;country=us">running shoe</a>`, `16/20`, `>$0<`, "8,100",
+		`<text x="`, `>Nov</text>`, `>2026</text>`, `>367K</text>`, "January 2026: 367,220 searches",
+		`href="/v1/keyword?q=running&#43;shoes&amp;country=us"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("keyword page lacks %q", want)
+		}
+	}
+	if n := strings.Count(body, `<td class="kw">`); n != 10 {
+		t.Errorf("%d related rows", n)
+	}
+	if n := strings.Count(body, `<span class="same"`); n != 2 {
+		t.Errorf("%d same-intent marks, want 2", n)
+	}
+	if mustJSON(ds.access.admits) != "[1]" || mustJSON(ds.access.committed) != "[1]" {
+		t.Errorf("admits %v committed %v", ds.access.admits, ds.access.committed)
+	}
+	if w.Header().Get("RateLimit") == "" || w.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("header %v", w.Header())
+	}
+
+	// A related keyword whose intent leader is another keyword links to it;
+	// a keyword without trend or related says so.
+	body = do(t, ds, "GET", "/keyword?q=running+sneakers", nil).Body.String()
+	if !strings.Contains(body, `<a class="pill" href="/keyword?q=running&#43;shoes&amp;country=us">running shoes</a>`) {
+		t.Error("the intent leader is not linked")
+	}
+	body = do(t, ds, "GET", "/keyword?q=laufschuhe&country=de", nil).Body.String()
+	for _, want := range []string{"No monthly trend", "No other keyword", `id="cpc">$0.83<`, `<option value="DE" selected>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("laufschuhe page lacks %q", want)
+		}
+	}
+}
+
+func TestKeywordPageEscapes(t *testing.T) {
+	ts := newTestServer(t)
+	w := do(t, ts, "GET", "/keyword?q="+urlEscape(`SHOES "<b>" & MÁS`), nil)
+	if w.Code != 200 {
+		t.Fatalf("status %d", w.Code)
+	}
+	body := w.Body.String()
+	if strings.Contains(body, `"<b>"`) || strings.Contains(body, `<b>" &`) || strings.Contains(body, "</script>") {
+		t.Errorf("markup from the data reached the page unescaped")
+	}
+	if !strings.Contains(body, `shoes &#34;&lt;b&gt;&#34; &amp; más`) || !strings.Contains(body, `a\b&lt;/script&gt;`) {
+		t.Errorf("escaped keyword missing")
+	}
+	w = do(t, ts, "GET", `/keyword?q=%3Cscript%3Ealert(1)%3C/script%3E`, nil)
+	if w.Code != 404 || strings.Contains(w.Body.String(), "<script>") {
+		t.Errorf("status %d; the 404 page echoes markup", w.Code)
+	}
+}
+
+func TestKeywordPageErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		target     string
+		setup      func(ds *demoServer)
+		wantStatus int
+		wantText   []string
+		wantForm   bool
+		wantCount  string // committed lookups
+		wantHeader string // a response field that must be present
+	}{
+		{name: "unknown keyword", target: "/keyword?q=running+sandals&country=us", wantStatus: 404,
+			wantText: []string{"No data for “running sandals”", "United States"}, wantForm: true, wantCount: "[1]"},
+		{name: "missing q", target: "/keyword", wantStatus: 400, wantText: []string{"Which keyword?"}, wantForm: true, wantCount: "[]"},
+		{name: "too long", target: "/keyword?q=" + strings.Repeat("a", 81), wantStatus: 400, wantText: []string{"too long"}, wantForm: true, wantCount: "[]"},
+		{name: "bad country", target: "/keyword?q=x&country=zz", wantStatus: 400, wantText: []string{"not supported"}, wantForm: true, wantCount: "[]"},
+		{name: "bad escape", target: "/keyword?q=%zz", wantStatus: 400, wantText: []string{"cannot be read"}, wantForm: true, wantCount: "[]"},
+		{name: "quota", target: "/keyword?q=running+shoes",
+			setup: func(ds *demoServer) {
+				ds.access.err = &QuotaError{RetryAfter: 19*time.Hour + 30*time.Minute, Header: http.Header{"Ratelimit-Policy": {`"daily";q=20;w=86400`}}}
+			},
+			wantStatus: 429, wantText: []string{`<b id="reset">00:00 UTC on Mon 23 Nov 2026</b>`, "in 19h 30m", "/v1/register", "500 lookups a month"},
+			wantCount: "[]", wantHeader: "Retry-After"},
+		{name: "invalid key", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.access.err = ErrInvalidKey },
+			wantStatus: 401, wantText: []string{"not valid"}, wantForm: true, wantHeader: "Www-Authenticate"},
+		{name: "no index", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.index.ok = false },
+			wantStatus: 503, wantText: []string{"loading"}, wantHeader: "Retry-After"},
+		{name: "failure", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.index.err = errors.New("disk on fire") },
+			wantStatus: 500, wantText: []string{"Something went wrong"}, wantCount: "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := newDemoServer(t)
+			if tt.setup != nil {
+				tt.setup(ds)
+			}
+			w := do(t, ds, "GET", tt.target, nil)
+			if w.Code != tt.wantStatus || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Fatalf("status %d Content-Type %q", w.Code, w.Header().Get("Content-Type"))
+			}
+			body := w.Body.String()
+			for _, want := range tt.wantText {
+				if !strings.Contains(body, want) {
+					t.Errorf("page lacks %q", want)
+				}
+			}
+			if got := strings.Contains(body, `<form class="search"`); got != tt.wantForm {
+				t.Errorf("search form shown: %v, want %v", got, tt.wantForm)
+			}
+			if tt.wantCount != "" && mustJSON(ds.access.committed) != tt.wantCount && !(tt.wantCount == "[]" && len(ds.access.committed) == 0) {
+				t.Errorf("committed %v, want %s", ds.access.committed, tt.wantCount)
+			}
+			if tt.wantHeader != "" && w.Header().Get(tt.wantHeader) == "" {
+				t.Errorf("no %s field", tt.wantHeader)
+			}
+			if strings.Contains(body, "disk on fire") {
+				t.Error("the cause reached the page")
+			}
+		})
+	}
+}
+
+func TestFormatters(t *testing.T) {
+	for _, tt := range []struct {
+		got, want string
+	}{
+		{formatInt(0), "0"}, {formatInt(999), "999"}, {formatInt(1000), "1,000"}, {formatInt(301000), "301,000"},
+		{formatInt(1234567890), "1,234,567,890"}, {formatInt(-1234), "-1,234"},
+		{formatUSD(0), "$0"}, {formatUSD(1), "$0.01"}, {formatUSD(123), "$1.23"}, {formatUSD(120), "$1.20"},
+		{formatUSD(100), "$1.00"}, {formatUSD(123456), "$1,234.56"}, {formatUSD(-5), "-$0.05"},
+		{formatHundredths(87), "0.87"}, {formatHundredths(50), "0.50"}, {formatHundredths(0), "0.00"}, {formatHundredths(100), "1.00"},
+		{formatCompact(950), "950"}, {formatCompact(1200), "1.2K"}, {formatCompact(301000), "301K"}, {formatCompact(2_500_000), "2.5M"},
+		{formatCompact(1000), "1K"},
+		{humanDuration(70200 * time.Second), "19h 30m"}, {humanDuration(90 * time.Second), "2m"}, {humanDuration(40 * time.Second), "40s"},
+		{humanDuration(72 * time.Hour), "3d 0h"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ in, want float64 }{{0, 1}, {0.3, 1}, {3.2, 5}, {2.1, 5}, {12, 20}, {24, 25}, {75250, 100000}, {91750, 100000}, {60000, 100000}, {50000, 50000}} {
+		if got := niceStep(tt.in); got != tt.want {
+			t.Errorf("niceStep(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestChartGeometry(t *testing.T) {
+	trend := seasonalTrend(301000)
+	for _, g := range []chartGeom{wideChart, narrowChart} {
+		c := newChart("running shoes", trend, g)
+		if len(c.Bars) != 12 || len(c.Grid) != chartGridLines+1 {
+			t.Fatalf("%d bars, %d grid lines", len(c.Bars), len(c.Grid))
+		}
+		base := c.Grid[0].Y
+		for i, b := range c.Bars {
+			if b.X < g.Left || b.X+b.W > float64(g.W)-g.Right+0.2 || b.Y < g.Top-0.1 || b.Y+b.H > base+0.2 || b.H <= 0 {
+				t.Errorf("bar %d %+v outside the plot", i, b)
+			}
+			if i > 0 && b.X <= c.Bars[i-1].X+c.Bars[i-1].W {
+				t.Errorf("bar %d overlaps its neighbour", i)
+			}
+		}
+		// Bars are proportional to the searches.
+		if r := c.Bars[2].H / c.Bars[0].H; r < 1.48 || r > 1.50 {
+			t.Errorf("January/November height ratio %.3f, want %.3f", r, 367220.0/246820)
+		}
+		if top := c.Grid[len(c.Grid)-1].Label; top != "400K" {
+			t.Errorf("top grid label %q", top)
+		}
+	}
+	if newChart("x", nil, wideChart) != nil {
+		t.Error("a chart without data")
+	}
+	if c := newChart("x", []kw.MonthlySearches{{Month: "2026-01", Searches: 0}}, wideChart); c == nil || c.Bars[0].H != 0 {
+		t.Errorf("an all-zero chart: %+v", c)
+	}
+}
