@@ -164,7 +164,10 @@ func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, c
 }
 
 // lastFetched maps each keyword with a SERP in the lake, no older than
-// maxAge days before date, to the date of its newest one.
+// maxAge days before date, to the date of its newest one. The partition of
+// date itself is left out: it is the one this run replaces, so a re-run of
+// the date picks the same keywords again and the checkpoint collects them
+// without paying twice.
 func lastFetched(ctx context.Context, data, cc, date string, maxAge int) (map[string]time.Time, error) {
 	day, err := time.Parse(kw.DateLayout, date)
 	if err != nil {
@@ -177,7 +180,7 @@ func lastFetched(ctx context.Context, data, cc, date string, maxAge int) (map[st
 	}
 	out := map[string]time.Time{}
 	for _, d := range dates { // ascending, so newer dates overwrite
-		if d < oldest || d > date {
+		if d < oldest || d >= date {
 			continue
 		}
 		t, _ := time.Parse(kw.DateLayout, d)

@@ -107,6 +107,7 @@ func TestEndToEnd(t *testing.T) {
 	if out := run(t, "build-index", "--data", data, "--date", date); !strings.Contains(out, "published index") {
 		t.Fatalf("build-index printed %q", out)
 	}
+	key := paidKey(t, data) // more lookups than the anonymous allowance
 	base := startServer(t, data)
 
 	for _, cc := range []string{"us", "de"} {
@@ -138,7 +139,7 @@ func TestEndToEnd(t *testing.T) {
 		for i := 0; i < 150; i++ {
 			rec := recs[rng.IntN(len(recs))]
 			var got apiEntry
-			status := getJSON(t, base+"/v1/keyword?"+url.Values{"q": {strings.ToUpper(rec.Keyword)}, "country": {strings.ToUpper(cc)}}.Encode(), &got)
+			status := getJSON(t, base+"/v1/keyword?"+url.Values{"q": {strings.ToUpper(rec.Keyword)}, "country": {strings.ToUpper(cc)}}.Encode(), key, &got)
 			if status != http.StatusOK {
 				t.Fatalf("%s %q: status %d", cc, rec.Keyword, status)
 			}
@@ -152,10 +153,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	var problem struct{ Code string }
-	if s := getJSON(t, base+"/v1/keyword?q=no+such+keyword+anywhere&country=us", &problem); s != 404 || problem.Code != "keyword_not_found" {
+	if s := getJSON(t, base+"/v1/keyword?q=no+such+keyword+anywhere&country=us", key, &problem); s != 404 || problem.Code != "keyword_not_found" {
 		t.Errorf("unknown keyword: %d %q", s, problem.Code)
 	}
-	if s := getJSON(t, base+"/v1/keyword?q=x&country=zz", &problem); s != 400 || problem.Code != "unsupported_country" {
+	if s := getJSON(t, base+"/v1/keyword?q=x&country=zz", key, &problem); s != 400 || problem.Code != "unsupported_country" {
 		t.Errorf("unknown country: %d %q", s, problem.Code)
 	}
 }
@@ -199,9 +200,18 @@ func checkEntry(t *testing.T, cc, date string, rec kw.KeywordRecord, related []k
 	}
 }
 
-func getJSON(tb testing.TB, u string, v any) int {
+// getJSON GETs u, with key as the API key when it is not empty, and decodes
+// the body into v.
+func getJSON(tb testing.TB, u, key string, v any) int {
 	tb.Helper()
-	resp, err := http.Get(u)
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		tb.Fatal(err)
 	}

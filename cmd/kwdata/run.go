@@ -61,7 +61,6 @@ func (m *Main) runSchedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m.Logger.Info("scheduler started", "schedule", cfg.Schedule, "timezone", cfg.Timezone, "next", s.Next(time.Now()))
 	return s.Run(ctx)
 }
 

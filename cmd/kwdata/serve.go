@@ -11,6 +11,7 @@ import (
 
 	"github.com/kwdata/kwdata/index"
 	"github.com/kwdata/kwdata/serve"
+	"github.com/kwdata/kwdata/serve/access"
 )
 
 func init() {
@@ -77,8 +78,21 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		}
 	}()
 
+	acc, err := access.Open(access.Options{Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access")})
+	if err != nil {
+		return fmt.Errorf("cannot open the access store: %w", err)
+	}
+	// serve.Serve returns only after in-flight requests have drained, so
+	// this Close flushes every lookup the server counted.
+	defer func() {
+		if err := acc.Close(); err != nil {
+			m.Logger.Error("cannot flush the access counters", "err", err)
+		}
+	}()
+	adapter := accessAdapter{acc}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
+		Access: adapter, Registrar: adapter,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -25,6 +25,9 @@ func (m *Main) runSimilarity(ctx context.Context, args []string) error {
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}); err != nil {
 		return err
 	}
+	if *maxAge < 1 {
+		return usageError{fmt.Errorf("--max-age-days is %d; write 1 or more", *maxAge)}
+	}
 	stats, err := m.similarity(ctx, similarity.RunOptions{
 		Data: *data, Date: *date, Countries: splitList(*country), MaxAgeDays: *maxAge,
 		Options: similarity.Options{MinOverlap: *minOverlap, MaxRatio: *maxRatio},

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/pipelines"
+)
+
+// apiConfig is a configuration file whose sources are the fakes. Secrets
+// are ${VARS}; relative paths are resolved against the file's folder.
+func apiConfig(ads *fakeAds, dfs *fakeDFS, budget int) string {
+	var b strings.Builder
+	b.WriteString("data: ./b\ncountries: [US]\nkeywords:\n  us: keywords-us.txt\n")
+	if ads != nil {
+		fmt.Fprintf(&b, `googleads:
+  endpoint: %s
+  token_url: %s/token
+  customer_id: "123-456-7890"
+  client_id: ${GOOGLE_ADS_CLIENT_ID}
+  client_secret: ${GOOGLE_ADS_CLIENT_SECRET}
+  refresh_token: ${GOOGLE_ADS_REFRESH_TOKEN}
+  developer_token: ${GOOGLE_ADS_DEVELOPER_TOKEN}
+  requests_per_second: 50
+`, ads.srv.URL, ads.srv.URL)
+	}
+	fmt.Fprintf(&b, `dataforseo:
+  endpoint: %s
+  login: ${DATAFORSEO_LOGIN}
+  password: ${DATAFORSEO_PASSWORD}
+  max_serps_per_run: %d
+`, dfs.srv.URL, budget)
+	return b.String()
+}
+
+// TestIngestConfigMatchesFileImport ingests one sample twice, from its files
+// and through the Google Ads and DataForSEO clients talking to fakes that
+// answer with the same data, and requires the two lakes to be the same but
+// for the source column.
+func TestIngestConfigMatchesFileImport(t *testing.T) {
+	dir := t.TempDir()
+	const date = "2026-11-21"
+	c := newSampleCorpus(t, dir, 300, 11)
+	dataA, dataB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	run(t, "ingest", "--data", dataA, "--date", date, "--country", "us",
+		"--planner-csv", c.planner, "--serp-jsonl", c.serpFile)
+
+	ads := newFakeAds(t, c)
+	dfs := newFakeDFS(t, func(k string) ([]kw.SERPRow, bool) {
+		rows, ok := c.serps[k]
+		return rows, ok
+	})
+	// The universe file: keywords as an operator writes them (any case,
+	// stray spaces), a comment, a blank line, and one keyword the planner
+	// has no data for.
+	var list strings.Builder
+	list.WriteString("# keyword universe of the US\n\n")
+	for i, k := range c.keywords {
+		if i%7 == 0 {
+			k = "  " + strings.ToUpper(k) + " "
+		}
+		list.WriteString(k + "\n")
+	}
+	list.WriteString("zzqx keyword nobody searches for\n")
+	writeTestFile(t, dir, "keywords-us.txt", list.String())
+	cfg := writeTestFile(t, dir, "kwdata.yaml", apiConfig(ads, dfs, 1000))
+
+	out := runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", date)
+
+	recsA, err := lake.Read[kw.KeywordRecord](dataA, kw.DatasetKeywords, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recsB, err := lake.Read[kw.KeywordRecord](dataB, kw.DatasetKeywords, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("ingested US %s: %d keywords, ", date, len(recsA)); !strings.Contains(out, want) {
+		t.Errorf("ingest printed %q, want it to contain %q", out, want)
+	}
+	versions, asked := ads.requests()
+	if len(asked) != 1 || len(asked[0]) != len(c.keywords)+1 {
+		t.Errorf("google ads got %d requests, want one for all %d keywords", len(asked), len(c.keywords)+1)
+	}
+	for _, v := range versions {
+		if v != pipelines.DefaultGoogleAdsVersion {
+			t.Errorf("google ads request to version %q, want the config default %q", v, pipelines.DefaultGoogleAdsVersion)
+		}
+	}
+
+	// What the comparison covers: the corpus must hold the cases where
+	// the two mappings could part ways.
+	var noBids, noComp, blankMonths, ranges int
+	for _, r := range recsA {
+		if r.BidLowMicros == 0 && r.BidHighMicros == 0 {
+			noBids++
+		}
+		if r.CompetitionLevel == "" {
+			noComp++
+		}
+		if len(r.Monthly) < len(c.months) {
+			blankMonths++
+		}
+		if r.VolumeRange != "" {
+			ranges++
+		}
+	}
+	if noBids == 0 || blankMonths == 0 || noBids == len(recsA) {
+		t.Errorf("sample has %d records without bids and %d with blank months of %d; choose another seed that has both",
+			noBids, blankMonths, len(recsA))
+	}
+	t.Logf("%d keywords: %d without bids, %d without competition, %d with blank months, %d volume ranges",
+		len(recsA), noBids, noComp, blankMonths, ranges)
+
+	// Keyword records: the same but for source and, where the planner
+	// gave a range ("1K – 10K"), volume_range: the API has exact numbers
+	// and no range text.
+	if len(recsA) != len(recsB) {
+		t.Fatalf("files gave %d keyword records, the APIs %d", len(recsA), len(recsB))
+	}
+	diffs := 0
+	for i := range recsA {
+		a, b := recsA[i], recsB[i]
+		if a.Source != "planner-csv" || b.Source != "googleads" {
+			t.Errorf("%q: sources %q and %q, want planner-csv and googleads", a.Keyword, a.Source, b.Source)
+		}
+		if b.VolumeRange != "" {
+			t.Errorf("%q: the API record has volume_range %q", b.Keyword, b.VolumeRange)
+		}
+		a.Source, b.Source, a.VolumeRange = "", "", ""
+		if !reflect.DeepEqual(a, b) {
+			if diffs++; diffs <= 5 {
+				t.Errorf("record %d differs:\nfiles %+v\napis  %+v", i, a, b)
+			}
+		}
+	}
+	if diffs > 5 {
+		t.Errorf("... %d records differ in all", diffs)
+	}
+
+	// SERPs: the same rows for every keyword of the universe. DataForSEO is
+	// asked only about keywords with a record, so a SERP line of another
+	// keyword is in lake A only.
+	serpsA, err := lake.Read[kw.SERPRow](dataA, kw.DatasetSERPs, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serpsB, err := lake.Read[kw.SERPRow](dataB, kw.DatasetSERPs, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []kw.SERPRow
+	outside := map[string]bool{}
+	for _, r := range serpsA {
+		if _, ok := c.records[r.Keyword]; ok {
+			want = append(want, r)
+		} else {
+			outside[r.Keyword] = true
+		}
+	}
+	t.Logf("%d SERP rows from files (%d keywords without a record left out), %d through the API", len(serpsA), len(outside), len(serpsB))
+	if len(want) == 0 || !reflect.DeepEqual(want, serpsB) {
+		t.Errorf("SERP rows differ: files %d rows, API %d rows", len(want), len(serpsB))
+		for i := range min(len(want), len(serpsB)) {
+			if want[i] != serpsB[i] {
+				t.Errorf("first difference at row %d: files %+v, API %+v", i, want[i], serpsB[i])
+				break
+			}
+		}
+	}
+	if posted, n := dfs.postedSince(0); n != len(c.keywords) || !slices.IsSorted(posted) {
+		t.Errorf("dataforseo got %d tasks, want one for each of %d keywords", n, len(c.keywords))
+	}
+	for _, n := range dfs.postSizes() {
+		if n > 100 {
+			t.Errorf("a task_post held %d tasks, more than 100", n)
+		}
+	}
+}
+
+// TestIngestConfigRollingSERPRefresh runs ingest --config on three days
+// with a SERP budget of 40% of the keywords: each day pays for the budget
+// only, keywords without a SERP go first, then the oldest; the similarity
+// stage then uses each keyword's newest SERP within the maximum age.
+func TestIngestConfigRollingSERPRefresh(t *testing.T) {
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 300, 5)
+	dfs := newFakeDFS(t, func(k string) ([]kw.SERPRow, bool) {
+		if rows, ok := c.serps[k]; ok {
+			return rows, true
+		}
+		// A page of its own, so that every keyword gets a SERP and the
+		// refresh order is all the test sees.
+		return []kw.SERPRow{{Rank: 1, URL: "https://only.example/" + strings.ReplaceAll(k, " ", "-")}}, true
+	})
+	n := len(c.keywords)
+	budget := n * 2 / 5
+	// Keywords come from the planner export, SERPs from DataForSEO.
+	cfg := writeTestFile(t, dir, "kwdata.yaml", fmt.Sprintf(`data: ./b
+countries: [us]
+files:
+  us:
+    planner_csv: [%q]
+dataforseo:
+  endpoint: %s
+  login: ${DATAFORSEO_LOGIN}
+  password: ${DATAFORSEO_PASSWORD}
+  max_serps_per_run: %d
+  max_age_days: 30
+`, c.planner, dfs.srv.URL, budget))
+	data := filepath.Join(dir, "b")
+	days := []string{"2026-11-19", "2026-11-20", "2026-11-21"}
+
+	picked := make([][]string, len(days))
+	total := 0
+	for i, day := range days {
+		out := runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", day)
+		var posted []string
+		posted, total = dfs.postedSince(total)
+		slices.Sort(posted)
+		picked[i] = posted
+		if len(posted) != budget {
+			t.Errorf("%s: %d SERP tasks paid for, want the budget %d", day, len(posted), budget)
+		}
+		if want := fmt.Sprintf("%d keywords, %d SERPs", n, budget); !strings.Contains(out, want) {
+			t.Errorf("%s: ingest printed %q, want %q", day, out, want)
+		}
+		rows, err := lake.Read[kw.SERPRow](data, kw.DatasetSERPs, "us", day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inLake []string
+		for _, r := range rows {
+			if len(inLake) == 0 || inLake[len(inLake)-1] != r.Keyword {
+				inLake = append(inLake, r.Keyword)
+			}
+		}
+		if !slices.Equal(inLake, posted) {
+			t.Errorf("%s: the serps partition holds %d keywords, not the %d fetched", day, len(inLake), len(posted))
+		}
+	}
+
+	// Day 1 and day 2 fetch keywords that had no SERP yet, in keyword
+	// order; day 3 fetches the rest of those, then the oldest (day 1's).
+	rest := c.keywords[2*budget:]
+	wantDay3 := slices.Concat(rest, c.keywords[:budget-len(rest)])
+	slices.Sort(wantDay3)
+	for i, want := range [][]string{c.keywords[:budget], c.keywords[budget : 2*budget], wantDay3} {
+		if !slices.Equal(picked[i], want) {
+			extra, missing := setDiff(picked[i], want), setDiff(want, picked[i])
+			t.Errorf("%s fetched %d keywords, want %d: %d unexpected (first %q), %d missing (first %q)",
+				days[i], len(picked[i]), len(want), len(extra), extra[:min(3, len(extra))], len(missing), missing[:min(3, len(missing))])
+		}
+	}
+	fetched := map[string]bool{}
+	for _, k := range slices.Concat(picked[1], picked[2]) {
+		fetched[k] = true
+	}
+	var day1Only []string
+	for _, k := range picked[0] {
+		if !fetched[k] {
+			day1Only = append(day1Only, k)
+		}
+	}
+	if len(day1Only) == 0 {
+		t.Fatal("no keyword was fetched on day 1 only; the budget is too large for the test")
+	}
+
+	// Within max-age-days every keyword has a SERP on day 3, among them
+	// those fetched on day 1 only; with a maximum age of one day, those
+	// have none and appear in no related row.
+	withSERP := regexp.MustCompile(`: (\d+) keywords, (\d+) with a SERP, (\d+) related rows`)
+	for _, tc := range []struct {
+		maxAge   string
+		withSERP int
+		related  bool // day-1-only keywords have related rows
+	}{
+		{"30", n, true},
+		{"1", n - len(day1Only), false},
+	} {
+		out := run(t, "similarity", "--data", data, "--date", days[2], "--max-age-days", tc.maxAge)
+		m := withSERP.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("similarity printed %q", out)
+		}
+		if got, _ := strconv.Atoi(m[2]); got != tc.withSERP || m[1] != strconv.Itoa(n) {
+			t.Errorf("max age %s: %s keywords, %d with a SERP; want %d, %d", tc.maxAge, m[1], got, n, tc.withSERP)
+		}
+		related, err := lake.Read[kw.RelatedRow](data, kw.DatasetRelated, "us", days[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := map[string]bool{}
+		for _, k := range day1Only {
+			old[k] = true
+		}
+		withRelated := map[string]bool{}
+		for _, r := range related {
+			if old[r.Keyword] {
+				withRelated[r.Keyword] = true
+			}
+			if !tc.related && old[r.Related] {
+				t.Errorf("max age %s: %q is related to %q, whose SERP is too old", tc.maxAge, r.Keyword, r.Related)
+			}
+		}
+		if tc.related && len(withRelated) == 0 {
+			t.Errorf("max age %s: none of the %d keywords fetched on day 1 only has related keywords on day 3", tc.maxAge, len(day1Only))
+		}
+		if !tc.related && len(withRelated) > 0 {
+			t.Errorf("max age %s: %d keywords fetched on day 1 only still have related keywords", tc.maxAge, len(withRelated))
+		}
+		t.Logf("max age %s: %d of %d day-1-only keywords have related keywords", tc.maxAge, len(withRelated), len(day1Only))
+	}
+}
+
+// setDiff returns the elements of a that are not in b, in a's order.
+func setDiff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestIngestConfigSameDateRerun runs ingest --config twice for one date, as
+// a retried or forced pipeline run does: the second run must pick the same
+// keywords, pay for none of them again (the checkpoint of the date holds
+// every collected task) and leave the serps partition as it was.
+func TestIngestConfigSameDateRerun(t *testing.T) {
+	dir := t.TempDir()
+	const date = "2026-11-21"
+	c := newSampleCorpus(t, dir, 300, 5)
+	dfs := newFakeDFS(t, func(k string) ([]kw.SERPRow, bool) {
+		rows, ok := c.serps[k]
+		return rows, ok
+	})
+	cfg := writeTestFile(t, dir, "kwdata.yaml", fmt.Sprintf(`data: ./b
+countries: [us]
+files:
+  us:
+    planner_csv: [%q]
+dataforseo:
+  endpoint: %s
+  login: ${DATAFORSEO_LOGIN}
+  password: ${DATAFORSEO_PASSWORD}
+  max_serps_per_run: 100
+`, c.planner, dfs.srv.URL))
+	data := filepath.Join(dir, "b")
+
+	runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", date)
+	first, err := lake.Read[kw.SERPRow](data, kw.DatasetSERPs, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, paid := dfs.postedSince(0)
+	runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", date)
+	again, total := dfs.postedSince(paid)
+	if total != paid {
+		t.Errorf("the re-run paid for %d more SERP tasks (first %q)", total-paid, again[:min(3, len(again))])
+	}
+	second, err := lake.Read[kw.SERPRow](data, kw.DatasetSERPs, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) == 0 || !reflect.DeepEqual(first, second) {
+		t.Errorf("the re-run changed the serps partition: %d rows, then %d", len(first), len(second))
+	}
+}

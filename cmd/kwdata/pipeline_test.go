@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/pipelines"
+)
+
+// fileConfig writes a configuration whose sources are export files copied
+// into dir/exports, and returns its path and the copied planner export.
+func fileConfig(tb testing.TB, dir string, c *sampleCorpus, extra string) (cfg, planner string) {
+	tb.Helper()
+	b, err := os.ReadFile(c.planner)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	planner = writeTestFile(tb, dir, "exports/us.csv", string(b))
+	cfg = writeTestFile(tb, dir, "kwdata.yaml", `data: ./data
+countries: [us]
+files:
+  us:
+    planner_csv: [exports/us.csv]
+    serp_jsonl: [`+c.serpFile+`]
+`+extra)
+	return cfg, planner
+}
+
+// currentBuild returns the build id <data>/index/CURRENT names.
+func currentBuild(tb testing.TB, data string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(kw.IndexDir(data), "CURRENT"))
+	if err != nil {
+		tb.Fatalf("cannot read the index pointer: %v", err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// readRuns is `kwdata runs --json`.
+func readRuns(tb testing.TB, cfg string) []pipelines.RunRecord {
+	tb.Helper()
+	var runs []pipelines.RunRecord
+	if err := json.Unmarshal([]byte(run(tb, "runs", "--config", cfg, "--json")), &runs); err != nil {
+		tb.Fatalf("runs --json: %v", err)
+	}
+	return runs
+}
+
+// paidKey creates an API key of the unlimited tier, so that a test may
+// ask the server more often than the anonymous allowance permits.
+func paidKey(tb testing.TB, data string) string {
+	tb.Helper()
+	key := strings.TrimSpace(run(tb, "keys", "create", "--data", data, "--tier", "paid"))
+	if key == "" {
+		tb.Fatal("keys create printed no key")
+	}
+	return key
+}
+
+// updatedOf asks the server for keyword with key and returns the data date
+// it answers with.
+func updatedOf(tb testing.TB, base, key, keyword string) string {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+"/v1/keyword?"+url.Values{"q": {keyword}, "country": {"us"}}.Encode(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e apiEntry
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET %q: status %d, %v", keyword, resp.StatusCode, err)
+	}
+	return e.Updated
+}
+
+// waitUpdated polls the server until it answers from the build of date.
+func waitUpdated(tb testing.TB, base, key, keyword, date string) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for got := updatedOf(tb, base, key, keyword); got != date; got = updatedOf(tb, base, key, keyword) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("the server still answers from %s, want %s", got, date)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRunConfigPublishesAndSurvivesFailure runs the whole pipeline from
+// files on two dates, then on a third with a damaged input: the failed run
+// is in the history, the published index stays, and the server keeps
+// answering from it until the date is run again with good input.
+func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 300, 7)
+	cfg, planner := fileConfig(t, dir, c, "")
+	data := filepath.Join(dir, "data")
+	good, err := os.ReadFile(planner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := c.keywords[len(c.keywords)/2]
+	days := []string{"2026-11-19", "2026-11-20", "2026-11-21"}
+
+	if out := run(t, "run", "--config", cfg, "--date", days[0]); !strings.Contains(out, "ok") {
+		t.Errorf("run printed %q", out)
+	}
+	build1 := currentBuild(t, data)
+	key := paidKey(t, data)
+	base := startServer(t, data)
+	if got := updatedOf(t, base, key, probe); got != days[0] {
+		t.Fatalf("server answers from %s, want %s", got, days[0])
+	}
+
+	run(t, "run", "--config", cfg, "--date", days[1])
+	build2 := currentBuild(t, data)
+	if build2 == build1 {
+		t.Fatalf("the second run did not publish a new index (CURRENT is still %s)", build1)
+	}
+	waitUpdated(t, base, key, probe, days[1])
+
+	// The third date's planner export is damaged: ingest refuses it.
+	writeTestFile(t, dir, "exports/us.csv", "this is not a planner export\n")
+	m, out, _ := testMain(t)
+	err = m.Run(context.Background(), []string{"run", "--config", cfg, "--date", days[2]})
+	if err == nil || !strings.Contains(err.Error(), "ingest") || !strings.Contains(err.Error(), "Keyword Planner export") {
+		t.Fatalf("run with a damaged export: err = %v, want the ingest stage to fail naming the format", err)
+	}
+	if !strings.Contains(out.String(), "failed") {
+		t.Errorf("run printed %q, want the failed stage in its table", out)
+	}
+	if got := currentBuild(t, data); got != build2 {
+		t.Errorf("a failed run changed CURRENT from %s to %s", build2, got)
+	}
+	for range 3 {
+		if got := updatedOf(t, base, key, probe); got != days[1] {
+			t.Fatalf("after the failed run the server answers from %s, want %s", got, days[1])
+		}
+	}
+
+	runs := readRuns(t, cfg)
+	if len(runs) != 3 {
+		t.Fatalf("runs --json lists %d runs, want 3", len(runs))
+	}
+	for i, want := range []string{pipelines.StatusOK, pipelines.StatusOK, pipelines.StatusFailed} {
+		r := runs[i]
+		if r.Date != days[i] || r.Status != want || r.Trigger != pipelines.TriggerManual {
+			t.Errorf("run %d: %s %s %s, want %s %s manual", i, r.Date, r.Status, r.Trigger, days[i], want)
+		}
+	}
+	if r := runs[0]; len(r.Stages) != 4 {
+		t.Errorf("first run has %d stages, want ingest, similarity, build-index, retention", len(r.Stages))
+	} else {
+		for _, st := range r.Stages {
+			if st.Status != pipelines.StatusOK {
+				t.Errorf("first run: stage %s is %s", st.Stage, st.Status)
+			}
+		}
+	}
+	if st := runs[2].Stages; len(st) != 1 || st[0].Stage != pipelines.StageIngest || st[0].Status != pipelines.StatusFailed || st[0].Error == "" {
+		t.Errorf("failed run's stages = %+v, want only ingest, failed with its error", st)
+	}
+
+	// With the export repaired, the same date runs from its first stage
+	// and publishes.
+	writeTestFile(t, dir, "exports/us.csv", string(good))
+	run(t, "run", "--config", cfg, "--date", days[2])
+	if got := currentBuild(t, data); got == build2 {
+		t.Error("the repaired run did not publish")
+	}
+	waitUpdated(t, base, key, probe, days[2])
+	if runs := readRuns(t, cfg); len(runs) != 4 || runs[3].Status != pipelines.StatusOK || runs[3].Stages[0].Status != pipelines.StatusOK {
+		t.Errorf("repaired run not recorded as ok: %+v", runs[len(runs)-1].Record)
+	}
+}
+
+// TestScheduleConfig lets `kwdata schedule` fire every second. Every fire
+// runs the date of its day, so the first run does the work and the next
+// ones find every stage finished; canceling the context stops it cleanly.
+func TestScheduleConfig(t *testing.T) {
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 200, 9)
+	cfg, _ := fileConfig(t, dir, c, "schedule: \"@every 1s\"\n")
+	data := filepath.Join(dir, "data")
+
+	m, _, errb := testMain(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"schedule", "--config", cfg}) }()
+
+	// runs are the scheduled runs that ended.
+	var runs []pipelines.RunRecord
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("schedule returned early: %v\nstderr: %s", err, errb)
+		default:
+		}
+		all, err := pipelines.ReadHistory(data, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = runs[:0]
+		for _, r := range all {
+			if r.Status != pipelines.StatusUnfinished {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d scheduled runs finished within 60s, want 2", len(runs))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	stopped := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("schedule returned %v after cancel, want nil", err)
+		}
+		t.Logf("%d scheduled runs; schedule returned %s after cancel", len(runs), time.Since(stopped).Round(time.Millisecond))
+	case <-time.After(30 * time.Second):
+		t.Fatal("schedule did not return within 30s of cancel")
+	}
+
+	first := runs[0]
+	if first.Status != pipelines.StatusOK || first.Trigger != pipelines.TriggerSchedule {
+		t.Errorf("first scheduled run: %s %s (%s), want ok schedule", first.Status, first.Trigger, first.Error)
+	}
+	today := pipelines.DateAt(first.Start, time.UTC)
+	if first.Date != today {
+		t.Errorf("first scheduled run has date %s, want the day it started, %s", first.Date, today)
+	}
+	currentBuild(t, data) // the first run published an index
+	for _, r := range runs[1:] {
+		if r.Date != first.Date {
+			continue // the clock passed midnight between runs
+		}
+		if r.Status != pipelines.StatusSkipped || r.Trigger != pipelines.TriggerSchedule {
+			t.Errorf("later scheduled run of %s: %s %s, want skipped: every stage finished before", r.Date, r.Status, r.Trigger)
+		}
+		for _, st := range r.Stages {
+			if st.Status != pipelines.StatusSkipped {
+				t.Errorf("later scheduled run: stage %s is %s, want skipped", st.Stage, st.Status)
+			}
+		}
+		if len(r.Stages) != len(first.Stages) {
+			t.Errorf("later scheduled run lists %d stages, the first %d", len(r.Stages), len(first.Stages))
+		}
+	}
+}
