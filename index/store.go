@@ -332,6 +332,9 @@ func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 	}
 	e.Keyword = keyword
 	e.Country = strings.ToUpper(country)
+	// The date travels with the entry: Info may already describe a newer
+	// build by the time the answer is written.
+	e.DataDate = h.info.DataDate
 	if e.Intent == "" {
 		e.Intent = keyword
 	}

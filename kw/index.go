@@ -17,6 +17,7 @@ var ErrNoIndex = errors.New("no index is published")
 type Entry struct {
 	Keyword          string
 	Country          string // upper case
+	DataDate         string // "YYYY-MM-DD", the lake date of the index build the entry came from
 	Volume           int64
 	VolumeRange      string
 	CPCMicros        int64

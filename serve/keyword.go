@@ -130,7 +130,7 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	t.Commit(1, w.Header())
 
 	bp := bufPool.Get().(*[]byte)
-	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, info.DataDate)
+	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, dataDate(&e, info))
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(buf)))

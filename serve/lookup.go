@@ -133,3 +133,13 @@ func humanDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%ds", sec)
 }
+
+// dataDate is the data date to show with e: the date of the build e came
+// from, so an answer never mixes two builds during a swap; info's date for
+// an index that does not report it.
+func dataDate(e *kw.Entry, info kw.IndexInfo) string {
+	if e.DataDate != "" {
+		return e.DataDate
+	}
+	return info.DataDate
+}

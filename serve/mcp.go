@@ -347,7 +347,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, name string, a
 		if err != nil {
 			return s.toolFailure(err)
 		}
-		doc := appendKeywordJSON(nil, &e, c.Code, info.DataDate)
+		doc := appendKeywordJSON(nil, &e, c.Code, dataDate(&e, info))
 		doc = bytes.TrimSuffix(doc, []byte("\n"))
 		return toolResult{Content: []toolContent{{Type: "text", Text: string(doc)}}, StructuredContent: doc}, nil, nil
 	case "keyword_lookup_bulk":

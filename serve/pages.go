@@ -120,7 +120,7 @@ func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error
 		return s.renderPageError(w, r, err, form)
 	}
 	d := s.newPage(r, e.Keyword+" – search volume, CPC and related keywords in "+c.Code+" · kwdata", form)
-	d.K = newKeywordView(&e, c, info.DataDate)
+	d.K = newKeywordView(&e, c, dataDate(&e, info))
 	d.JSONURL = d.K.JSONURL
 	d.Description = fmt.Sprintf("%s in %s: %s searches a month, CPC %s, competition %s.", e.Keyword, c.Name, d.K.Volume, d.K.CPC, d.K.Competition)
 	return s.renderPage(w, r, http.StatusOK, "keyword", d)
