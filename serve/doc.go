@@ -1,7 +1,10 @@
 // Package serve owns kwdata's HTTP interface (SPEC §8): routing, the
-// JSON answers of GET /v1/keyword and GET /v1/countries, RFC 9457 problem
-// documents, health and readiness probes, Prometheus metrics, the client
-// address behind trusted proxies, and a graceful listener loop.
+// JSON answers of GET /v1/keyword, POST /v1/keywords and GET /v1/countries,
+// POST /v1/register, the HTML pages (/ and /keyword), the agent interfaces
+// (/v1/openapi.json, /llms.txt, the MCP endpoint POST /mcp), CORS for
+// /v1/*, RFC 9457 problem documents, health and readiness probes,
+// Prometheus metrics, the client address behind trusted proxies, and a
+// graceful listener loop.
 //
 // serve reads keyword data only through kw.Index, so the server binary never
 // links Parquet, Arrow or Pebble (deps_test.go enforces it). Access tiers
