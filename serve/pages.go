@@ -197,7 +197,12 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 			reset, d := s.quotaReset(qe)
 			ev.ResetAt = reset.Format("15:04 UTC on Mon 2 Jan 2006")
 			ev.ResetIn = humanDuration(d)
-			ev.Detail = "Every keyword page view counts as a lookup, like a call to the API. Anonymous visitors get 20 lookups per UTC day."
+			ev.Detail = "Every keyword page view counts as a lookup, like a call to the API."
+			if strings.HasPrefix(qe.Header.Get("RateLimit-Policy"), `"monthly"`) {
+				ev.Detail += " This API key's monthly allowance is used up."
+			} else {
+				ev.Detail += " Anonymous visitors get 20 lookups per UTC day."
+			}
 		}
 		ev.ShowSearch = false
 	case CodeMissingQ:

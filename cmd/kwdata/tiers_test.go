@@ -1,0 +1,927 @@
+//go:build unix
+
+package main
+
+// The access tiers, tested against the real binary: `kwdata serve` runs as a
+// process on a loopback port, so restarts, SIGTERM and SIGKILL are the real
+// ones, and `kwdata keys` changes the registry from another process while
+// the server runs.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/kw/lake"
+)
+
+// tiersDate is the data date of the index every tiers test serves.
+const tiersDate = "2026-11-21"
+
+// tiersDaily is the exact RateLimit-Policy of an anonymous caller.
+const tiersDaily = `"daily";q=20;w=86400`
+
+// tiersMonthly returns the exact RateLimit-Policy of a registered key in
+// the UTC calendar month of now.
+func tiersMonthly(now time.Time) string {
+	start, end := tiersMonth(now)
+	return fmt.Sprintf(`"monthly";q=500;w=%d`, int64(end.Sub(start)/time.Second))
+}
+
+// tiersMonth returns the start and end of the UTC calendar month of now.
+func tiersMonth(now time.Time) (time.Time, time.Time) {
+	now = now.UTC()
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return start, start.AddDate(0, 1, 0)
+}
+
+// tiersMidnight returns the next UTC midnight after now.
+func tiersMidnight(now time.Time) time.Time {
+	now = now.UTC()
+	return time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+}
+
+// TestTiers checks the access tiers of SPEC §8 end to end: allowances and
+// their RateLimit fields, keys managed from the command line while the
+// server runs, trusted proxies, exact counting under concurrency, and
+// durable counters across clean and crashing restarts.
+func TestTiers(t *testing.T) {
+	if until := time.Until(tiersMidnight(time.Now())); until < 3*time.Minute {
+		// Every window renews at UTC midnight (months too), which would
+		// reset the allowances these tests count down.
+		t.Skipf("UTC midnight is %s away; the allowances would renew mid-test", until.Round(time.Second))
+	}
+	env := tiersSetup(t)
+
+	t.Run("Anonymous", env.testAnonymous)
+	t.Run("Keys", env.testKeys)
+	t.Run("TrustedProxy", env.testTrustedProxy)
+	t.Run("Parallel", env.testParallel)
+	t.Run("CleanRestart", env.testCleanRestart)
+	t.Run("CrashRestart", env.testCrashRestart)
+	t.Run("Register", env.testRegister)
+}
+
+// testAnonymous: 20 lookups per address and day, whatever the kind of
+// lookup; the 21st is refused with the right fields; a forged
+// X-Forwarded-For shares the connection's allowance; validation failures
+// and invalid keys are answered as such, never counted, before and after
+// the allowance is spent.
+func (env *tiersEnv) testAnonymous(t *testing.T) {
+	s := env.start(t, env.fresh(t))
+	refusals := func(when string) {
+		t.Helper()
+		for _, tc := range []struct {
+			method, path, body string
+			hdr                []string
+			status             int
+			code               string
+		}{
+			{"GET", "/v1/keyword", "", nil, 400, "missing_q"},
+			{"GET", "/v1/keyword?q=&country=us", "", nil, 400, "missing_q"},
+			{"GET", "/v1/keyword?q=running+shoes&country=zz", "", nil, 400, "unsupported_country"},
+			{"GET", "/v1/keyword?q=" + strings.Repeat("x", 5000), "", nil, 400, "q_too_long"},
+			{"GET", "/v1/keyword?q=" + strings.Repeat("x", 5000), "", []string{"X-Forwarded-For", "203.0.113.5"}, 400, "q_too_long"},
+			{"POST", "/v1/keywords", `{"keywords": [`, nil, 400, "invalid_body"},
+			{"POST", "/v1/keywords", tiersBulkBody(make([]string, 101)), nil, 400, "too_many_keywords"},
+			{"GET", "/v1/keyword?q=running+shoes", "", []string{"Authorization", "Bearer " + tiersUnknownKey}, 401, "invalid_key"},
+		} {
+			r := s.do(t, tc.method, tc.path, tc.body, tc.hdr...)
+			if r.status != tc.status || r.code != tc.code {
+				t.Errorf("%s: %s %.60s: %d %q, want %d %q", when, tc.method, tc.path, r.status, r.code, tc.status, tc.code)
+			}
+			for _, f := range []string{"RateLimit", "RateLimit-Policy", "Retry-After"} {
+				if v := r.header.Get(f); v != "" {
+					t.Errorf("%s: %s %.60s (%d) carries %s: %s", when, tc.method, tc.path, r.status, f, v)
+				}
+			}
+		}
+	}
+	refusals("before any lookup")
+
+	// Every kind of lookup counts: API answers 200 and 404, and page views.
+	// From the 11th on, each carries a forged X-Forwarded-For naming one of
+	// two other addresses; without a trusted proxy they still count on the
+	// connection's address, so the remainder keeps going down by one.
+	for i := range 20 {
+		var hdr []string
+		if i >= 10 {
+			hdr = []string{"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", 1+i%2)}
+		}
+		var r tiersResp
+		switch i % 3 {
+		case 0:
+			r = s.lookup(t, env.keywords[i], hdr...)
+			tiersWantStatus(t, r, 200, "")
+		case 1:
+			r = s.lookup(t, fmt.Sprintf("tiers no such keyword %d", i), hdr...)
+			tiersWantStatus(t, r, 404, "keyword_not_found")
+		case 2:
+			r = s.do(t, "GET", "/keyword?"+url.Values{"q": {env.keywords[i]}, "country": {"us"}}.Encode(), "", hdr...)
+			tiersWantStatus(t, r, 200, "")
+		}
+		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+	}
+
+	// The 21st lookup is refused however it is asked for.
+	for _, tc := range []struct {
+		name               string
+		method, path, body string
+		hdr                []string
+	}{
+		{"lookup", "GET", "/v1/keyword?q=" + url.QueryEscape(env.keywords[0]), "", nil},
+		{"lookup with a forged X-Forwarded-For", "GET", "/v1/keyword?q=" + url.QueryEscape(env.keywords[0]), "", []string{"X-Forwarded-For", "203.0.113.77"}},
+		{"unknown keyword", "GET", "/v1/keyword?q=tiers+nothing&country=us", "", nil},
+		{"bulk", "POST", "/v1/keywords", tiersBulkBody(env.keywords[:2]), nil},
+		{"page", "GET", "/keyword?q=" + url.QueryEscape(env.keywords[0]) + "&country=us", "", nil},
+	} {
+		r := s.do(t, tc.method, tc.path, tc.body, tc.hdr...)
+		if tc.name == "page" {
+			if r.status != 429 {
+				t.Errorf("21st lookup (%s): status %d, want 429", tc.name, r.status)
+			}
+		} else {
+			tiersWantStatus(t, r, 429, "quota_exhausted")
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+				t.Errorf("21st lookup (%s): Content-Type %q", tc.name, ct)
+			}
+		}
+		tiersWantRetry(t, r, tiersDaily, tiersMidnight(time.Now()))
+	}
+
+	// A 400 wins over a 429, and an invalid key is a 401, not the spent
+	// anonymous allowance.
+	refusals("after the allowance is spent")
+	if r := s.lookup(t, env.keywords[0]); r.status != 429 {
+		t.Errorf("lookup after the refusals: status %d, want 429 still", r.status)
+	}
+}
+
+// testKeys: invalid keys are 401 and never anonymous; a key created or
+// revoked with `kwdata keys` while the server runs takes effect; registered
+// keys carry the monthly policy, paid keys no RateLimit fields.
+func (env *tiersEnv) testKeys(t *testing.T) {
+	data := env.fresh(t)
+	s := env.start(t, data)
+
+	for _, hdr := range [][]string{
+		{"Authorization", "Bearer " + tiersUnknownKey},
+		{"Authorization", "bearer " + tiersUnknownKey},
+		{"X-API-Key", tiersUnknownKey},
+		{"Authorization", "Bearer not-a-key"},
+		{"Authorization", "Bearer "},
+		{"Authorization", "Basic dXNlcjpwYXNz"},
+		{"X-API-Key", ""},
+	} {
+		r := s.lookup(t, env.keywords[0], hdr...)
+		tiersWantStatus(t, r, 401, "invalid_key")
+		if r.header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: %q: 401 without WWW-Authenticate", hdr[0], hdr[1])
+		}
+		if v := r.header.Get("RateLimit"); v != "" {
+			t.Errorf("%s: %q: 401 carries RateLimit %s", hdr[0], hdr[1], v)
+		}
+	}
+	// None of the refused keys was served or counted as anonymous.
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+
+	// A key created while the server runs works on its first request.
+	key, id := env.createKey(t, data, "--tier", "registered", "--email", "tiers-keys@example.com")
+	_, monthEnd := tiersMonth(time.Now())
+	r := s.lookup(t, env.keywords[1], "Authorization", "Bearer "+key)
+	tiersWantStatus(t, r, 200, "")
+	tiersWantLimit(t, r, tiersMonthly(time.Now()), 499, monthEnd)
+	r = s.lookup(t, env.keywords[2], "X-API-Key", key)
+	tiersWantStatus(t, r, 200, "")
+	tiersWantLimit(t, r, tiersMonthly(time.Now()), 498, monthEnd)
+
+	// A bulk request counts one per valid keyword, found or not.
+	r = s.do(t, "POST", "/v1/keywords", tiersBulkBody([]string{env.keywords[3], env.keywords[4], "tiers no such keyword", ""}),
+		"Authorization", "Bearer "+key)
+	tiersWantStatus(t, r, 200, "")
+	tiersWantLimit(t, r, tiersMonthly(time.Now()), 495, monthEnd)
+
+	// A paid key is unlimited and carries no RateLimit fields.
+	paid, _ := env.createKey(t, data, "--tier", "paid")
+	for i := range 25 {
+		r := s.lookup(t, env.keywords[i], "Authorization", "Bearer "+paid)
+		tiersWantStatus(t, r, 200, "")
+		for _, f := range []string{"RateLimit", "RateLimit-Policy", "Retry-After"} {
+			if v := r.header.Get(f); v != "" {
+				t.Fatalf("paid lookup %d carries %s: %s", i+1, f, v)
+			}
+		}
+	}
+	// A paid key whose subscription has lapsed counts as registered.
+	lapsed, _ := env.createKey(t, data, "--tier", "paid", "--paid-until", "2020-01-31")
+	r = s.lookup(t, env.keywords[0], "Authorization", "Bearer "+lapsed)
+	tiersWantStatus(t, r, 200, "")
+	tiersWantLimit(t, r, tiersMonthly(time.Now()), 499, monthEnd)
+
+	// A revoked key is refused within the registry poll interval (250 ms
+	// documented; the deadline here is generous), and is not anonymous.
+	env.cli(t, "keys", "revoke", "--data", data, id)
+	revoked := time.Now()
+	deadline := revoked.Add(5 * time.Second)
+	for {
+		r := s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key)
+		if r.status == 401 {
+			tiersWantStatus(t, r, 401, "invalid_key")
+			t.Logf("revocation took effect after %s", time.Since(revoked).Round(time.Millisecond))
+			break
+		}
+		tiersWantStatus(t, r, 200, "")
+		if time.Now().After(deadline) {
+			t.Fatalf("revoked key still answered %s after `kwdata keys revoke`", time.Since(revoked).Round(time.Millisecond))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tiersWantStatus(t, s.lookup(t, env.keywords[0], "X-API-Key", key), 401, "invalid_key")
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 18, tiersMidnight(time.Now()))
+	if out, _ := env.cli(t, "keys", "list", "--data", data); !regexp.MustCompile(`(?m)^` + id + `\s.*revoked`).MatchString(out) {
+		t.Errorf("keys list does not show %s revoked:\n%s", id, out)
+	}
+}
+
+// testTrustedProxy: behind a trusted proxy each forwarded address has its
+// own allowance, and entries left of the right-most untrusted one are
+// ignored (a client can write them).
+func (env *tiersEnv) testTrustedProxy(t *testing.T) {
+	s := env.start(t, env.fresh(t), "--trusted-proxy", "127.0.0.1/32")
+	const a, b = "198.51.100.7", "198.51.100.8"
+	for i := range 20 {
+		r := s.lookup(t, env.keywords[i], "X-Forwarded-For", a)
+		tiersWantStatus(t, r, 200, "")
+		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+	}
+	r := s.lookup(t, env.keywords[0], "X-Forwarded-For", a)
+	tiersWantStatus(t, r, 429, "quota_exhausted")
+	tiersWantRetry(t, r, tiersDaily, tiersMidnight(time.Now()))
+	// A client that prepends another address is still counted on a.
+	tiersWantStatus(t, s.lookup(t, env.keywords[0], "X-Forwarded-For", "203.0.113.9, "+a), 429, "quota_exhausted")
+
+	for i, tc := range []struct {
+		name string
+		hdr  []string
+		want int64
+	}{
+		{"another forwarded address", []string{"X-Forwarded-For", b}, 19},
+		{"the proxy itself", nil, 19},
+		{"b through a second trusted hop", []string{"X-Forwarded-For", b + ", 127.0.0.1"}, 18},
+		{"b in a second field", []string{"X-Forwarded-For", "203.0.113.9", "X-Forwarded-For", b}, 17},
+	} {
+		r := s.lookup(t, env.keywords[i], tc.hdr...)
+		tiersWantStatus(t, r, 200, "")
+		tiersWantLimit(t, r, tiersDaily, tc.want, tiersMidnight(time.Now()))
+	}
+}
+
+// testParallel: counting is exact under concurrency, and spent allowances
+// stay spent across a restart.
+func (env *tiersEnv) testParallel(t *testing.T) {
+	data := env.fresh(t)
+	key, _ := env.createKey(t, data, "--tier", "registered")
+	bulkKey, _ := env.createKey(t, data, "--tier", "registered")
+	s := env.start(t, data)
+	_, monthEnd := tiersMonth(time.Now())
+	lookup := "/v1/keyword?" + url.Values{"q": {env.keywords[0]}, "country": {"us"}}.Encode()
+
+	for _, tc := range []struct {
+		name       string
+		n, want    int
+		method     string
+		path, body string
+		hdr        []string
+		policy     string
+		resetsAt   time.Time
+	}{
+		{"anonymous", 100, 20, "GET", lookup, "", nil, tiersDaily, tiersMidnight(time.Now())},
+		{"registered", 600, 500, "GET", lookup, "", []string{"Authorization", "Bearer " + key}, tiersMonthly(time.Now()), monthEnd},
+		// Bulk requests hold their reservation across 20 index lookups,
+		// so far more of them overlap than single lookups do.
+		{"registered bulk of 20", 100, 25, "POST", "/v1/keywords", tiersBulkBody(env.keywords[:20]),
+			[]string{"Authorization", "Bearer " + bulkKey}, tiersMonthly(time.Now()), monthEnd},
+	} {
+		got := s.burst(t, tc.n, tc.method, tc.path, tc.body, tc.hdr...)
+		if got.status[200] != tc.want || got.status[429] != tc.n-tc.want || len(got.status) != 2 {
+			t.Errorf("%s: %d parallel requests answered %v, want %d×200 and %d×429", tc.name, tc.n, got.status, tc.want, tc.n-tc.want)
+		}
+		if got.badFields != nil {
+			t.Errorf("%s: %s", tc.name, got.badFields)
+		}
+		r := s.lookup(t, env.keywords[1], tc.hdr...)
+		tiersWantStatus(t, r, 429, "quota_exhausted")
+		tiersWantRetry(t, r, tc.policy, tc.resetsAt)
+		// A 400 still wins over the 429.
+		tiersWantStatus(t, s.do(t, "GET", "/v1/keyword?country=us", "", tc.hdr...), 400, "missing_q")
+	}
+
+	if err := s.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	s = env.start(t, data)
+	tiersWantStatus(t, s.lookup(t, env.keywords[2]), 429, "quota_exhausted")
+	tiersWantStatus(t, s.lookup(t, env.keywords[2], "Authorization", "Bearer "+key), 429, "quota_exhausted")
+	tiersWantStatus(t, s.lookup(t, env.keywords[2], "Authorization", "Bearer "+bulkKey), 429, "quota_exhausted")
+
+	// Behind a trusted proxy every forwarded address is exact on its own;
+	// several bursts give a counting race several chances to show.
+	s = env.start(t, env.fresh(t), "--trusted-proxy", "127.0.0.1/32")
+	for i := range 8 {
+		addr := fmt.Sprintf("198.51.100.%d", 10+i)
+		got := s.burst(t, 100, "GET", lookup, "", "X-Forwarded-For", addr)
+		if got.status[200] != 20 || got.status[429] != 80 || len(got.status) != 2 || got.badFields != nil {
+			t.Errorf("100 parallel lookups forwarded for %s answered %v (%v), want 20×200 and 80×429", addr, got.status, got.badFields)
+		}
+	}
+}
+
+// testCleanRestart: a SIGTERM stop exits 0 and keeps every count exactly.
+func (env *tiersEnv) testCleanRestart(t *testing.T) {
+	data := env.fresh(t)
+	key, id := env.createKey(t, data, "--tier", "registered")
+	s := env.start(t, data)
+	const anon, reg = 7, 13
+	for i := range anon {
+		tiersWantStatus(t, s.lookup(t, env.keywords[i]), 200, "")
+	}
+	for i := range reg {
+		tiersWantStatus(t, s.lookup(t, env.keywords[i], "Authorization", "Bearer "+key), 200, "")
+	}
+	// A second server on the same folder would count beside the first;
+	// it must refuse to start.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	second, err := exec.CommandContext(ctx, env.bin, "serve", "--data", data, "--addr", "127.0.0.1:0").CombinedOutput()
+	if err == nil || ctx.Err() != nil || !strings.Contains(string(second), "already running") {
+		t.Errorf("a second server on the same folder: %v\n%s", err, second)
+	}
+	if err := s.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	// After a clean stop the command line's usage column is exact too.
+	out, _ := env.cli(t, "keys", "list", "--data", data)
+	if !regexp.MustCompile(`(?m)^` + id + `\s.*\s` + strconv.Itoa(reg) + ` \(as of `).MatchString(out) {
+		t.Errorf("keys list after a clean stop does not show %d lookups for %s:\n%s", reg, id, out)
+	}
+
+	s = env.start(t, data)
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 20-anon-1, tiersMidnight(time.Now()))
+	_, monthEnd := tiersMonth(time.Now())
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(time.Now()), 500-reg-1, monthEnd)
+}
+
+// testCrashRestart: after a SIGKILL the counters lose at most what was
+// counted within the last flush interval (1 s): lookups made well before
+// the kill survive, and nothing is counted twice.
+func (env *tiersEnv) testCrashRestart(t *testing.T) {
+	data := env.fresh(t)
+	key, id := env.createKey(t, data, "--tier", "registered")
+	s := env.start(t, data)
+	auth := []string{"Authorization", "Bearer " + key}
+	const before, last = 6, 5 // lookups before the flush, and within the last second
+	for i := range before {
+		tiersWantStatus(t, s.lookup(t, env.keywords[i]), 200, "")
+		tiersWantStatus(t, s.lookup(t, env.keywords[i], auth...), 200, "")
+	}
+	// Wait for a flush (every 1 s) to have written them: the usage column
+	// of `kwdata keys list` comes from a snapshot written after each flush
+	// that changed a key. Waiting for that rather than sleeping keeps a slow
+	// disk from failing the test.
+	flushed := time.Now()
+	deadline := flushed.Add(15 * time.Second)
+	usage := regexp.MustCompile(`(?m)^` + id + `\s.*\s(\d+) \(as of `)
+	for {
+		out, _ := env.cli(t, "keys", "list", "--data", data)
+		if m := usage.FindStringSubmatch(out); m != nil && m[1] == strconv.Itoa(before) {
+			t.Logf("the first %d lookups were flushed within %s", before, time.Since(flushed).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no flush within 15s; keys list shows:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := range last {
+		tiersWantStatus(t, s.lookup(t, env.keywords[i]), 200, "")
+		tiersWantStatus(t, s.lookup(t, env.keywords[i], auth...), 200, "")
+	}
+	err := s.stop(t, syscall.SIGKILL)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("serve after SIGKILL: %v, want killed", err)
+	}
+
+	s = env.start(t, data)
+	for _, tc := range []struct {
+		name  string
+		hdr   []string
+		quota int64
+	}{
+		{"anonymous", nil, 20},
+		{"registered", auth, 500},
+	} {
+		r := s.lookup(t, env.keywords[0], tc.hdr...)
+		tiersWantStatus(t, r, 200, "")
+		_, remaining, _ := tiersLimit(t, r.header)
+		kept := tc.quota - 1 - remaining // counted before the kill and kept
+		if kept < before || kept > before+last {
+			t.Errorf("%s: %d lookups survived a SIGKILL after %d flushed and %d recent ones; want %d to %d",
+				tc.name, kept, before, last, before, before+last)
+		}
+		t.Logf("%s: %d of the %d lookups counted in the last second before SIGKILL were lost", tc.name, before+last-kept, last)
+	}
+}
+
+// testRegister: POST /v1/register issues one registered key per email and
+// a few per address and day.
+func (env *tiersEnv) testRegister(t *testing.T) {
+	s := env.start(t, env.fresh(t))
+	register := func(email string) tiersResp {
+		body, _ := json.Marshal(map[string]string{"email": email})
+		return s.do(t, "POST", "/v1/register", string(body))
+	}
+	r := register("tiers-1@example.com")
+	if r.status == 404 && r.code == "not_found" {
+		t.Skip("this binary does not serve POST /v1/register")
+	}
+	tiersWantStatus(t, r, 201, "")
+	var got struct{ Key, Tier string }
+	if err := json.Unmarshal(r.body, &got); err != nil || !strings.HasPrefix(got.Key, "kwd_") || got.Tier != "registered" {
+		t.Fatalf("register answered %s (%v)", r.body, err)
+	}
+	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("register: Cache-Control %q, want no-store", cc)
+	}
+	_, monthEnd := tiersMonth(time.Now())
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+got.Key), tiersMonthly(time.Now()), 499, monthEnd)
+
+	for _, tc := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"email": "tiers-1@example.com"}`, 409, "email_taken"},
+		{`{"email": "Tiers-1@Example.com"}`, 409, "email_taken"},
+		{`{"email": "not-an-email"}`, 400, "invalid_email"},
+		{`{"email": "a@b"}`, 400, "invalid_email"},
+		{`{"email": "Ann <ann@example.com>"}`, 400, "invalid_email"},
+		{`{"email": ""}`, 400, "invalid_email"},
+		{`{"mail": "x@example.com"}`, 400, "invalid_body"},
+		{`nonsense`, 400, "invalid_body"},
+	} {
+		r := s.do(t, "POST", "/v1/register", tc.body)
+		if r.status != tc.status || r.code != tc.code {
+			t.Errorf("register %s: %d %q, want %d %q", tc.body, r.status, r.code, tc.status, tc.code)
+		}
+	}
+	// Refused registrations did not use up the address's registrations.
+	tiersWantStatus(t, register("tiers-2@example.com"), 201, "")
+	tiersWantStatus(t, register("tiers-3@example.com"), 201, "")
+	r = register("tiers-4@example.com")
+	tiersWantStatus(t, r, 429, "too_many_registrations")
+	if n, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || n < 1 {
+		t.Errorf("too_many_registrations: Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// Registering is not a lookup.
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+}
+
+// tiersUnknownKey is well formed ("kwd_" and 32 base32 characters) but
+// names no key.
+const tiersUnknownKey = "kwd_abcdefghijklmnopqrstuvwxyz234567"
+
+// tiersEnv is what every tiers subtest shares: the kwdata binary and a data
+// folder holding a published index of 500 US keywords.
+type tiersEnv struct {
+	bin      string
+	seed     string
+	keywords []string // keywords of the index, in lake order
+}
+
+// tiersSetup builds the binary and the index with the binary's own
+// commands.
+func tiersSetup(tb testing.TB) *tiersEnv {
+	tb.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		tb.Fatalf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(gomod))
+	if mod == "" || mod == os.DevNull {
+		tb.Fatalf("go env GOMOD = %q: not inside the module", mod)
+	}
+	dir := tb.TempDir()
+	env := &tiersEnv{bin: filepath.Join(dir, "kwdata"), seed: filepath.Join(dir, "seed")}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-o", env.bin, "./cmd/kwdata")
+	build.Dir = filepath.Dir(mod)
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("go build ./cmd/kwdata: %v\n%s", err, out)
+	}
+
+	in := filepath.Join(dir, "in")
+	env.cli(tb, "sample", "--out", in, "--keywords", "500", "--countries", "us", "--seed", "11")
+	env.cli(tb, "ingest", "--data", env.seed, "--date", tiersDate, "--country", "us",
+		"--planner-csv", filepath.Join(in, "us", "keyword-planner.csv"),
+		"--serp-jsonl", filepath.Join(in, "us", "serps.jsonl"))
+	env.cli(tb, "similarity", "--data", env.seed, "--date", tiersDate)
+	env.cli(tb, "build-index", "--data", env.seed, "--date", tiersDate)
+	recs, err := lake.Read[kw.KeywordRecord](env.seed, kw.DatasetKeywords, "us", tiersDate)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, rec := range recs {
+		env.keywords = append(env.keywords, rec.Keyword)
+	}
+	if len(env.keywords) < 30 {
+		tb.Fatalf("the sample has %d keywords; the tests need 30", len(env.keywords))
+	}
+	return env
+}
+
+// cli runs the binary to completion and returns its stdout and stderr; a
+// failure fails the test.
+func (env *tiersEnv) cli(tb testing.TB, args ...string) (string, string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, env.bin, args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("kwdata %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// createKey runs `kwdata keys create` and returns the key and its id.
+func (env *tiersEnv) createKey(tb testing.TB, data string, args ...string) (key, id string) {
+	tb.Helper()
+	out, errb := env.cli(tb, append([]string{"keys", "create", "--data", data}, args...)...)
+	key = strings.TrimSpace(out)
+	m := regexp.MustCompile(`created key (\S+) `).FindStringSubmatch(errb)
+	if !strings.HasPrefix(key, "kwd_") || m == nil {
+		tb.Fatalf("keys create printed %q and %q", out, errb)
+	}
+	return key, m[1]
+}
+
+// fresh returns a new data folder serving the shared index, with no access
+// store: fresh counters and no keys. Copying the 100 KB index is faster
+// than building it again.
+func (env *tiersEnv) fresh(tb testing.TB) string {
+	tb.Helper()
+	data := filepath.Join(tb.TempDir(), "data")
+	src := kw.IndexDir(env.seed)
+	dst := kw.IndexDir(data)
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		tb.Fatalf("cannot copy the index: %v", err)
+	}
+	return data
+}
+
+// tiersServer is a running `kwdata serve` process.
+type tiersServer struct {
+	base   string // http://127.0.0.1:port
+	cmd    *exec.Cmd
+	client *http.Client
+	done   chan struct{} // closed once the process has exited
+	err    error         // the process's exit, set before done closes
+
+	mu  sync.Mutex
+	log strings.Builder // its stderr
+}
+
+func (s *tiersServer) stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+var tiersServingRE = regexp.MustCompile(`msg="serving HTTP".* addr=(\S+)`)
+
+// start runs `kwdata serve` on data on a free loopback port, waits until it
+// is ready, and kills it when the test ends if it still runs.
+func (env *tiersEnv) start(tb testing.TB, data string, extra ...string) *tiersServer {
+	tb.Helper()
+	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)
+	s := &tiersServer{
+		cmd:  exec.Command(env.bin, args...),
+		done: make(chan struct{}),
+		client: &http.Client{
+			Timeout:   30 * time.Second,
+			Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8},
+		},
+	}
+	pipe, err := s.cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		tb.Fatalf("cannot start kwdata serve: %v", err)
+	}
+	tb.Cleanup(func() {
+		s.client.CloseIdleConnections()
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		s.cmd.Process.Kill()
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			tb.Errorf("kwdata serve (pid %d) did not exit after SIGKILL", s.cmd.Process.Pid)
+		}
+	})
+	addrc := make(chan string, 1)
+	go func() {
+		// Read stderr to its end (the process must never block on a full
+		// pipe), then reap the process.
+		rd := bufio.NewReader(pipe)
+		for {
+			line, err := rd.ReadString('\n')
+			s.mu.Lock()
+			s.log.WriteString(line)
+			s.mu.Unlock()
+			if m := tiersServingRE.FindStringSubmatch(line); m != nil {
+				select {
+				case addrc <- m[1]:
+				default:
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		s.err = s.cmd.Wait()
+		close(s.done)
+	}()
+	select {
+	case a := <-addrc:
+		s.base = "http://" + a
+	case <-s.done:
+		tb.Fatalf("kwdata serve exited before serving: %v\n%s", s.err, s.stderr())
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("kwdata serve did not report its address within 30s\n%s", s.stderr())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := s.client.Get(s.base + "/readyz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("kwdata serve not ready within 30s (last: %v)\n%s", err, s.stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop sends sig and returns how the process exited.
+func (s *tiersServer) stop(tb testing.TB, sig syscall.Signal) error {
+	tb.Helper()
+	s.client.CloseIdleConnections()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		tb.Fatalf("cannot signal kwdata serve: %v", err)
+	}
+	select {
+	case <-s.done:
+		return s.err
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("kwdata serve did not exit within 30s of %s\n%s", sig, s.stderr())
+	}
+	return nil
+}
+
+// tiersResp is an answer, read whole.
+type tiersResp struct {
+	status int
+	header http.Header
+	body   []byte
+	code   string // the problem code of a problem document
+}
+
+// do sends one request; hdr holds field name and value pairs.
+func (s *tiersServer) do(tb testing.TB, method, path, body string, hdr ...string) tiersResp {
+	tb.Helper()
+	r, err := s.send(s.client, method, path, body, hdr...)
+	if err != nil {
+		tb.Fatalf("%s %.80s: %v", method, path, err)
+	}
+	return r
+}
+
+func (s *tiersServer) send(c *http.Client, method, path, body string, hdr ...string) (tiersResp, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.base+path, rd)
+	if err != nil {
+		return tiersResp{}, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return tiersResp{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return tiersResp{}, err
+	}
+	r := tiersResp{status: resp.StatusCode, header: resp.Header, body: b}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+		var p struct{ Code string }
+		if err := json.Unmarshal(b, &p); err != nil {
+			return r, fmt.Errorf("cannot parse the problem document %q: %w", b, err)
+		}
+		r.code = p.Code
+	}
+	return r, nil
+}
+
+// lookup asks GET /v1/keyword for q in the US.
+func (s *tiersServer) lookup(tb testing.TB, q string, hdr ...string) tiersResp {
+	tb.Helper()
+	return s.do(tb, "GET", "/v1/keyword?"+url.Values{"q": {q}, "country": {"us"}}.Encode(), "", hdr...)
+}
+
+// tiersBurst is what a burst of parallel requests got back.
+type tiersBurst struct {
+	status    map[int]int // answers by status; -1 counts transport errors
+	badFields error       // the first answer whose fields do not fit its status
+}
+
+// burst sends n copies of a request at once and counts the answers. Each
+// copy has its own connection, opened and used once beforehand, so that all
+// n arrive together instead of trickling in behind their dials.
+func (s *tiersServer) burst(tb testing.TB, n int, method, path, body string, hdr ...string) tiersBurst {
+	tb.Helper()
+	var (
+		mu           sync.Mutex
+		out          = tiersBurst{status: map[int]int{}}
+		wg, warm     sync.WaitGroup
+		start        = make(chan struct{})
+		warmFailures int
+	)
+	warm.Add(n)
+	for range n {
+		wg.Go(func() {
+			tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Timeout: 30 * time.Second, Transport: tr}
+			if r, err := s.send(c, "GET", "/healthz", ""); err != nil || r.status != 200 {
+				mu.Lock()
+				warmFailures++
+				mu.Unlock()
+			}
+			warm.Done()
+			<-start
+			r, err := s.send(c, method, path, body, hdr...)
+			var bad error
+			switch {
+			case err != nil:
+				r.status, bad = -1, err
+			case r.status == 200:
+				if r.header.Get("RateLimit-Policy") == "" || r.header.Get("RateLimit") == "" {
+					bad = fmt.Errorf("a 200 without RateLimit fields: %v", r.header)
+				}
+			case r.status == 429:
+				if r.code != "quota_exhausted" || r.header.Get("Retry-After") == "" || !strings.Contains(r.header.Get("RateLimit"), ";r=0;") {
+					bad = fmt.Errorf("a 429 %q with Retry-After %q and RateLimit %q", r.code, r.header.Get("Retry-After"), r.header.Get("RateLimit"))
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out.status[r.status]++
+			if out.badFields == nil {
+				out.badFields = bad
+			}
+		})
+	}
+	warm.Wait()
+	close(start)
+	wg.Wait()
+	if warmFailures > 0 {
+		tb.Fatalf("%d of %d connections failed GET /healthz before the burst", warmFailures, n)
+	}
+	return out
+}
+
+func tiersBulkBody(keywords []string) string {
+	b, _ := json.Marshal(map[string]any{"country": "us", "keywords": keywords})
+	return string(b)
+}
+
+// tiersWantStatus fails the test unless r has the status and problem code.
+func tiersWantStatus(tb testing.TB, r tiersResp, status int, code string) {
+	tb.Helper()
+	if r.status != status || r.code != code {
+		tb.Fatalf("answer %d %q, want %d %q: %.300s", r.status, r.code, status, code, r.body)
+	}
+}
+
+var tiersLimitRE = regexp.MustCompile(`^"([a-z]+)";r=(\d+);t=(\d+)$`)
+
+// tiersLimit parses the RateLimit field `"daily";r=7;t=3600`.
+func tiersLimit(tb testing.TB, h http.Header) (policy string, remaining, reset int64) {
+	tb.Helper()
+	m := tiersLimitRE.FindStringSubmatch(h.Get("RateLimit"))
+	if m == nil {
+		tb.Fatalf("RateLimit %q is not of the form \"name\";r=N;t=N", h.Get("RateLimit"))
+	}
+	remaining, _ = strconv.ParseInt(m[2], 10, 64)
+	reset, _ = strconv.ParseInt(m[3], 10, 64)
+	return m[1], remaining, reset
+}
+
+// tiersWantLimit checks the RateLimit fields of a counted answer: the exact
+// policy, the remainder, and a reset within a few seconds of when the window
+// ends.
+func tiersWantLimit(tb testing.TB, r tiersResp, policy string, remaining int64, end time.Time) {
+	tb.Helper()
+	if got := r.header.Get("RateLimit-Policy"); got != policy {
+		tb.Fatalf("RateLimit-Policy %q, want %q", got, policy)
+	}
+	name, rem, reset := tiersLimit(tb, r.header)
+	if want := policy[1 : strings.Index(policy[1:], `"`)+1]; name != want {
+		tb.Errorf("RateLimit names %q, the policy %q", name, want)
+	}
+	if rem != remaining {
+		tb.Errorf("RateLimit %s: remaining %d, want %d", r.header.Get("RateLimit"), rem, remaining)
+	}
+	tiersWantReset(tb, reset, end)
+}
+
+// tiersWantRetry checks a 429 refusal of a lookup: Retry-After equals the
+// t of RateLimit, nothing remains, and the window ends when it should.
+func tiersWantRetry(tb testing.TB, r tiersResp, policy string, end time.Time) {
+	tb.Helper()
+	if got := r.header.Get("RateLimit-Policy"); got != policy {
+		tb.Errorf("429: RateLimit-Policy %q, want %q", got, policy)
+	}
+	_, rem, reset := tiersLimit(tb, r.header)
+	if rem != 0 {
+		tb.Errorf("429: RateLimit %s: remaining %d, want 0", r.header.Get("RateLimit"), rem)
+	}
+	if ra := r.header.Get("Retry-After"); ra != strconv.FormatInt(reset, 10) {
+		tb.Errorf("429: Retry-After %q, RateLimit %s: want Retry-After equal to t", ra, r.header.Get("RateLimit"))
+	}
+	tiersWantReset(tb, reset, end)
+}
+
+func tiersWantReset(tb testing.TB, reset int64, end time.Time) {
+	tb.Helper()
+	want := time.Until(end).Seconds()
+	if float64(reset) < want-5 || float64(reset) > want+2 {
+		tb.Errorf("RateLimit t=%d, but the window ends in %.0fs (%s)", reset, want, end.Format(time.RFC3339))
+	}
+}
