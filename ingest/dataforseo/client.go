@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kwdata/kwdata/ingest/internal/retry"
 	"io"
 	"log/slog"
 	"net/http"
@@ -97,7 +98,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = retry.Sleep
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 20 * time.Second
@@ -118,20 +119,6 @@ func (o Options) withDefaults() Options {
 		o.MaxBackoff = time.Minute
 	}
 	return o
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Client fetches SERPs from one DataForSEO account. One FetchSERPs call at
@@ -568,7 +555,7 @@ func doEnvelope[T any](ctx context.Context, c *Client, method, path string, body
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		status, resp, err := c.send(ctx, method, path, body)
-		retry := false
+		again := false
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
@@ -576,12 +563,12 @@ func doEnvelope[T any](ctx context.Context, c *Client, method, path string, body
 			}
 			// Without an answer a POST may have created tasks; the tag
 			// lets the next run adopt them rather than paying again.
-			lastErr, retry = err, method == http.MethodGet
+			lastErr, again = err, method == http.MethodGet
 		default:
 			env, decErr := decode(resp)
 			switch {
 			case status == http.StatusUnauthorized || status == http.StatusPaymentRequired || status == http.StatusNotFound:
-				msg := snippet(resp)
+				msg := retry.Snippet(resp)
 				if decErr == nil && env.StatusMessage != "" {
 					msg = env.StatusMessage
 				}
@@ -589,29 +576,25 @@ func doEnvelope[T any](ctx context.Context, c *Client, method, path string, body
 			case decErr != nil:
 				lastErr = decErr
 				if status >= 500 {
-					lastErr = &APIError{HTTPStatus: status, Message: snippet(resp)}
+					lastErr = &APIError{HTTPStatus: status, Message: retry.Snippet(resp)}
 				}
-				retry = status >= 500 && (method == http.MethodGet || !strings.Contains(string(resp), `"status_code":20100`))
+				again = status >= 500 && (method == http.MethodGet || !strings.Contains(string(resp), `"status_code":20100`))
 			case env.StatusCode == codeOK:
 				return env, nil
 			case env.StatusCode == codeInternal || env.StatusCode == codeRateLimit || status >= 500:
 				lastErr = &APIError{HTTPStatus: status, Code: env.StatusCode, Message: env.StatusMessage}
-				retry = method == http.MethodGet || !anyCreated(env)
+				again = method == http.MethodGet || !anyCreated(env)
 			default:
 				return zero, &APIError{HTTPStatus: status, Code: env.StatusCode, Message: env.StatusMessage}
 			}
 		}
-		if !retry {
+		if !again {
 			return zero, lastErr
 		}
 		if attempt >= c.opt.MaxAttempts {
 			return zero, fmt.Errorf("giving up after %d attempts: %w", attempt, lastErr)
 		}
-		delay := c.opt.BaseBackoff
-		for i := 1; i < attempt && delay < c.opt.MaxBackoff; i++ {
-			delay *= 2
-		}
-		delay = min(delay, c.opt.MaxBackoff)
+		delay := retry.Backoff(c.opt.BaseBackoff, c.opt.MaxBackoff, attempt-1)
 		c.log.Warn("retrying dataforseo request", "path", path, "attempt", attempt, "delay", delay, "err", lastErr)
 		if err := c.opt.Sleep(ctx, delay); err != nil {
 			return zero, err
@@ -660,15 +643,4 @@ func keysOf(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	if s == "" {
-		s = "(empty body)"
-	}
-	return s
 }

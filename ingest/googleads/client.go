@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kwdata/kwdata/ingest/internal/retry"
 	"io"
 	"log/slog"
 	"net/http"
@@ -97,7 +98,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = retry.Sleep
 	}
 	if o.BatchSize <= 0 || o.BatchSize > MaxKeywordsPerRequest {
 		o.BatchSize = MaxKeywordsPerRequest
@@ -118,20 +119,6 @@ func (o Options) withDefaults() Options {
 		o.MaxRetryDelay = 10 * time.Minute
 	}
 	return o
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Client calls the keyword planning service of one Google Ads account. It
@@ -302,7 +289,7 @@ func (c *Client) call(ctx context.Context, method string, body []byte) ([]byte, 
 			if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
 				return nil, fmt.Errorf("cannot refresh the google ads access token (check client_id, client_secret and refresh_token): %w", err)
 			}
-			delay, backoffs = c.backoff(backoffs), backoffs+1
+			delay, backoffs = retry.Backoff(c.opt.BaseBackoff, c.opt.MaxBackoff, backoffs), backoffs+1
 			lastErr = err
 		case status/100 == 2:
 			return resp, nil
@@ -315,13 +302,13 @@ func (c *Client) call(ctx context.Context, method string, body []byte) ([]byte, 
 				if apiErr.HasRetryDelay {
 					delay = apiErr.RetryDelay
 				} else {
-					delay, backoffs = c.backoff(backoffs), backoffs+1
+					delay, backoffs = retry.Backoff(c.opt.BaseBackoff, c.opt.MaxBackoff, backoffs), backoffs+1
 				}
 				if delay > c.opt.MaxRetryDelay {
 					return nil, &QuotaExhaustedError{RetryAfter: delay, Err: apiErr}
 				}
 			case status >= 500 || status == http.StatusRequestTimeout:
-				delay, backoffs = c.backoff(backoffs), backoffs+1
+				delay, backoffs = retry.Backoff(c.opt.BaseBackoff, c.opt.MaxBackoff, backoffs), backoffs+1
 			default:
 				return nil, apiErr
 			}
@@ -337,16 +324,6 @@ func (c *Client) call(ctx context.Context, method string, body []byte) ([]byte, 
 			return nil, err
 		}
 	}
-}
-
-// backoff is BaseBackoff·2^n capped at MaxBackoff. There is no jitter: a
-// run is one sequential client, so there is no herd to spread.
-func (c *Client) backoff(n int) time.Duration {
-	d := c.opt.BaseBackoff
-	for i := 0; i < n && d < c.opt.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, c.opt.MaxBackoff)
 }
 
 func (c *Client) waitTurn(ctx context.Context) error {

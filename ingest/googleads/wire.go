@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kwdata/kwdata/ingest/internal/retry"
 	"regexp"
 	"strconv"
 	"strings"
@@ -264,7 +265,7 @@ func decodeError(httpStatus int, body []byte) *APIError {
 	e := &APIError{HTTPStatus: httpStatus}
 	var env errorEnvelope
 	if err := json.Unmarshal(body, &env); err != nil || (env.Error.Message == "" && env.Error.Status == "") {
-		e.Message = snippet(body)
+		e.Message = retry.Snippet(body)
 		return e
 	}
 	e.Status = env.Error.Status
@@ -325,15 +326,4 @@ func parseProtoDuration(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(f * float64(time.Second)), true
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	if s == "" {
-		s = "(empty body)"
-	}
-	return s
 }
