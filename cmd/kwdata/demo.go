@@ -67,7 +67,7 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) error {
 		if err != nil {
 			return fmt.Errorf("cannot ingest %s: %w", cc, err)
 		}
-		fmt.Fprintf(m.Stderr, "    %s: %d keywords, %d SERPs, %d bad rows (the sample has some on purpose)\n",
+		fmt.Fprintf(m.Stderr, "    %s: %d keywords, %d SERPs, %d bad rows\n",
 			rep.Country, rep.Keywords, rep.SERPs, rep.BadCount)
 	}
 	fmt.Fprintln(m.Stderr, "3/4 computing related keywords and intents")
