@@ -20,7 +20,7 @@ type StoreOptions struct {
 	// Logger receives swaps, refusals and Pebble's messages. Default: discard.
 	Logger *slog.Logger
 	// CacheBytes sizes the block cache, shared by the served build and the
-	// one being switched to. Default: 64 MiB.
+	// one being switched to. Default: 256 MiB.
 	CacheBytes int64
 	// PollInterval is how often CURRENT is checked for a new build.
 	// Default: 2s.
@@ -34,7 +34,7 @@ func (o *StoreOptions) ensureDefaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.CacheBytes <= 0 {
-		o.CacheBytes = 64 << 20
+		o.CacheBytes = 256 << 20
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second

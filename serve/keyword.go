@@ -101,6 +101,25 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b 
 // maxPooledBuf keeps a rare huge answer from pinning memory in the pool.
 const maxPooledBuf = 64 << 10
 
+// contentLengths holds the Content-Length field value of every answer size
+// below 8 KiB (answers are a few hundred bytes to 2 KiB), made once, so an answer does not format and allocate
+// its length (see the shared values in cors.go for why sharing is safe).
+var contentLengths = func() [][]string {
+	t := make([][]string, 8<<10)
+	for n := range t {
+		t[n] = []string{strconv.Itoa(n)}
+	}
+	return t
+}()
+
+// contentLength returns the Content-Length field value of an n-byte body.
+func contentLength(n int) []string {
+	if n < len(contentLengths) {
+		return contentLengths[n]
+	}
+	return []string{strconv.Itoa(n)}
+}
+
 // handleKeyword answers GET /v1/keyword?q=&country=.
 func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	q, c, err := parseKeywordQuery(r.URL.RawQuery)
@@ -132,8 +151,8 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	bp := bufPool.Get().(*[]byte)
 	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, dataDate(&e, info))
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(buf)))
+	h["Content-Type"] = contentTypeJSON
+	h["Content-Length"] = contentLength(len(buf))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(buf)

@@ -1,0 +1,124 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/access"
+)
+
+// readOnlyIndex is a lock-free kw.Index over a fixed map, so that parallel
+// benchmarks measure the server and the access store, not a fake's mutex.
+type readOnlyIndex struct {
+	info    kw.IndexInfo
+	entries map[[2]string]kw.Entry
+}
+
+func (x *readOnlyIndex) Lookup(_ context.Context, country, keyword string) (kw.Entry, error) {
+	e, ok := x.entries[[2]string{country, keyword}]
+	if !ok {
+		return kw.Entry{}, kw.ErrNotFound
+	}
+	return e, nil
+}
+
+func (x *readOnlyIndex) Info() (kw.IndexInfo, bool) { return x.info, true }
+
+// storeAccess adapts access.Store to Access the way cmd/kwdata does, minus
+// the error translation a benchmark that is never refused does not need.
+type storeAccess struct{ s *access.Store }
+
+func (a storeAccess) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error) {
+	res, err := a.s.Admit(ctx, r, client, n)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// BenchmarkServeParallel measures GET /v1/keyword through Server.ServeHTTP
+// on every core, with the real access store: "paid" is the uncounted path
+// of a paid key, "registered" and "anonymous" are counted (allowances set
+// high enough never to refuse, so every request counts and sets the
+// RateLimit fields), "no_access" is the server without access tiers.
+// Requests spread over 1,000 keywords and, for anonymous callers, 1,024
+// client addresses.
+func BenchmarkServeParallel(b *testing.B) {
+	fake := newFakeIndex(b)
+	idx := &readOnlyIndex{info: fake.info, entries: map[[2]string]kw.Entry{}}
+	base := fake.entries[[2]string{"US", "running shoes"}]
+	const nKeywords = 1000
+	for i := range nKeywords {
+		e := base
+		e.Keyword = fmt.Sprintf("running shoes %d", i)
+		idx.entries[[2]string{"US", e.Keyword}] = e
+	}
+	st, err := access.Open(access.Options{
+		Dir:                b.TempDir(),
+		AnonymousPerDay:    1 << 60,
+		RegisteredPerMonth: 1 << 60,
+		FlushInterval:      time.Second, // the flusher runs as in production
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	regKey, _, err := st.CreateKey(ctx, access.Registered, "", time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	paidKey, _, err := st.CreateKey(ctx, access.Paid, "", time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name      string
+		access    Access
+		key       string
+		rateLimit bool // counted answers carry RateLimit fields
+	}{
+		{"no_access", nil, "", false},
+		{"paid", storeAccess{st}, paidKey, false},
+		{"registered", storeAccess{st}, regKey, true},
+		{"anonymous", storeAccess{st}, "", true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := New(Options{Index: idx, Access: bc.access, Logger: slog.New(slog.DiscardHandler)})
+			reqs := make([]*http.Request, nKeywords)
+			for i := range reqs {
+				r := httptest.NewRequest("GET", fmt.Sprintf("/v1/keyword?q=running+shoes+%d&country=us", i), nil)
+				r.RemoteAddr = fmt.Sprintf("198.51.%d.%d:40000", i>>8&3, i&0xff)
+				if bc.key != "" {
+					r.Header.Set("Authorization", "Bearer "+bc.key)
+				}
+				reqs[i] = r
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, reqs[0])
+			if rec.Code != http.StatusOK || (rec.Header().Get("RateLimit") != "") != bc.rateLimit {
+				b.Fatalf("status %d, RateLimit %q: %s", rec.Code, rec.Header().Get("RateLimit"), rec.Body)
+			}
+			var next atomic.Uint32
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := next.Add(7919)
+				w := &discardWriter{h: http.Header{}}
+				for pb.Next() {
+					i++
+					clear(w.h)
+					s.ServeHTTP(w, reqs[i%nKeywords])
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# bench.sh BIN: the serving benchmark (make bench-serve calls it).
+#
+# Builds a KW_BENCH_KEYWORDS-keyword (default 200,000) us index from
+# `kwdata sample` (sample, ingest, similarity, build-index), creates a paid
+# key, and starts two servers pinned to core 1: `kwdata serve` and the
+# baseline, a minimal net/http handler that encodes a fixed JSON record
+# (serve/internal/loadtest). The load generator (same program, GOMAXPROCS=1,
+# pinned to core 0) drives GET /v1/keyword with the paid key over every
+# keyword of the sample in shuffled order from KW_BENCH_CONNS (default 32)
+# keep-alive connections, alternating baseline and kwdata runs
+# (B K B K ...) KW_BENCH_ROUNDS times (default 3) for KW_BENCH_SECS each
+# (default 10, after a 1 s warm-up), after one unmeasured warm-up run of
+# each (kwdata's block cache starts empty). It prints every run, then the medians
+# of requests/s, p50 and p99 of each server and the ratio of the medians.
+# Last, in the same run, `go test -bench BenchmarkServeParallel ./serve`
+# gives the cost of counting: the handler with the real access store, paid
+# (uncounted) beside registered and anonymous (counted) callers.
+#
+# KW_BENCH_DIR keeps the sample, lake and index between runs (default: a
+# temporary folder, removed after), so a re-run skips straight to the load.
+set -euo pipefail
+
+BIN=${1:?usage: bash serve/bench.sh path/to/kwdata}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+N=${KW_BENCH_KEYWORDS:-200000}
+ROUNDS=${KW_BENCH_ROUNDS:-3}
+SECS=${KW_BENCH_SECS:-10}
+CONNS=${KW_BENCH_CONNS:-32}
+DATE=2026-11-21
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KPORT=${KW_BENCH_PORT:-18080}
+BPORT=$((KPORT + 1))
+
+if [[ -n "${KW_BENCH_DIR:-}" ]]; then
+	DIR=$KW_BENCH_DIR
+	mkdir -p "$DIR"
+else
+	DIR=$(mktemp -d "${TMPDIR:-/tmp}/kwdata-bench-serve.XXXXXX")
+	trap 'rm -rf "$DIR"' EXIT
+fi
+DIR=$(cd "$DIR" && pwd)
+
+# Pin the servers to core 1 and the load generator to core 0 when the
+# machine has two cores and taskset (util-linux) is there.
+SERVER_CPU=() LOAD_CPU=()
+if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then
+	SERVER_CPU=(taskset -c 1) LOAD_CPU=(taskset -c 0)
+else
+	echo "bench.sh: taskset missing or one core; servers and load share the cores" >&2
+fi
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+field() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+
+echo "== serving benchmark: $N keywords, $CONNS connections, $ROUNDS rounds of ${SECS}s ($(nproc) cores)"
+
+# The index, once per KW_BENCH_DIR and keyword count.
+if [[ "$(cat "$DIR/.n" 2>/dev/null)" != "$N" ]] || [[ ! -f "$DIR/data/index/CURRENT" ]]; then
+	rm -rf "$DIR/in" "$DIR/data" "$DIR/.n"
+	echo "building the index (sample, ingest, similarity, build-index)..."
+	"$BIN" sample --out "$DIR/in" --keywords "$N" --countries us --seed 1 >/dev/null 2>"$DIR/build.log"
+	"$BIN" ingest --data "$DIR/data" --date "$DATE" --country us \
+		--planner-csv "$DIR/in/us/keyword-planner.csv" --serp-jsonl "$DIR/in/us/serps.jsonl" >/dev/null 2>>"$DIR/build.log"
+	"$BIN" similarity --data "$DIR/data" --date "$DATE" --country us >/dev/null 2>>"$DIR/build.log"
+	"$BIN" build-index --data "$DIR/data" --date "$DATE" >/dev/null 2>>"$DIR/build.log"
+	echo "$N" >"$DIR/.n"
+fi
+
+# The load tool and the keyword list (the planner export's keyword column;
+# the server normalizes them).
+(cd "$ROOT" && go build -o "$DIR/loadtest" ./serve/internal/loadtest)
+if [[ ! -s "$DIR/keywords.txt" ]] || [[ "$DIR/keywords.txt" -ot "$DIR/.n" ]]; then
+	"$DIR/loadtest" keywords "$DIR/in/us/keyword-planner.csv" >"$DIR/keywords.txt"
+fi
+if [[ ! -s "$DIR/paid.key" ]] || [[ "$DIR/paid.key" -ot "$DIR/.n" ]]; then
+	"$BIN" keys create --data "$DIR/data" --tier paid --email bench@example.com 2>/dev/null | head -n1 >"$DIR/paid.key"
+fi
+KEY=$(cat "$DIR/paid.key")
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+}
+trap 'cleanup; [[ -z "${KW_BENCH_DIR:-}" ]] && rm -rf "$DIR"' EXIT
+
+"${SERVER_CPU[@]}" "$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" 2>"$DIR/serve.log" &
+pids+=($!)
+"${SERVER_CPU[@]}" "$DIR/loadtest" baseline --addr "127.0.0.1:$BPORT" 2>"$DIR/baseline.log" &
+pids+=($!)
+
+# Wait until both answer (bounded).
+ready() { curl -fsS -o /dev/null "$1" 2>/dev/null; }
+for i in $(seq 100); do
+	if ready "http://127.0.0.1:$KPORT/readyz" && ready "http://127.0.0.1:$BPORT/"; then break; fi
+	[[ $i == 100 ]] && { echo "bench.sh: servers did not start; see $DIR/serve.log" >&2; exit 1; }
+	sleep 0.1
+done
+
+load() { # label port
+	GOMAXPROCS=1 "${LOAD_CPU[@]}" "$DIR/loadtest" load --base "http://127.0.0.1:$2" --keywords "$DIR/keywords.txt" \
+		--key "$KEY" --conns "$CONNS" --duration "${SECS}s" --warmup 1s --seed "$3" --label "$1"
+}
+
+# Warm both servers before measuring: kwdata's block cache starts empty
+# and fills as lookups touch the index, so the first pass over the
+# keywords reads from disk (in the page cache); the rounds measure the
+# steady state.
+echo "warming up (${SECS}s each)..."
+load baseline "$BPORT" 0 >/dev/null
+load kwdata "$KPORT" 0 >/dev/null
+
+declare -A rps p50 p99
+for r in $(seq "$ROUNDS"); do
+	for t in baseline kwdata; do
+		port=$BPORT
+		[[ $t == kwdata ]] && port=$KPORT
+		line=$(load "$t" "$port" "$r")
+		echo "round $r: $line"
+		if [[ $t == kwdata ]] && [[ "$(field "$line" requests)" != "$(field "$line" status_200)" ]]; then
+			echo "bench.sh: kwdata answered something other than 200; see $DIR/serve.log" >&2
+		fi
+		rps[$t]+="$(field "$line" rps) " p50[$t]+="$(field "$line" p50_ms) " p99[$t]+="$(field "$line" p99_ms) "
+	done
+done
+
+echo
+printf '%-44s %12s %10s %10s\n' "GET /v1/keyword, paid key (median of $ROUNDS)" "requests/s" "p50 ms" "p99 ms"
+for t in baseline kwdata; do
+	name="kwdata serve"
+	[[ $t == baseline ]] && name="baseline (net/http + encoding/json)"
+	printf '%-44s %12s %10s %10s\n' "$name" \
+		"$(tr ' ' '\n' <<<"${rps[$t]}" | grep . | median)" \
+		"$(tr ' ' '\n' <<<"${p50[$t]}" | grep . | median)" \
+		"$(tr ' ' '\n' <<<"${p99[$t]}" | grep . | median)"
+done
+KR=$(tr ' ' '\n' <<<"${rps[kwdata]}" | grep . | median)
+BR=$(tr ' ' '\n' <<<"${rps[baseline]}" | grep . | median)
+awk -v k="$KR" -v b="$BR" 'BEGIN { printf "ratio kwdata / baseline: %.2f (target >= 0.70); p99 target <= 5 ms\n", k / b }'
+
+cleanup
+pids=()
+
+# The cost of counting, same run: the handler with the real access store.
+echo
+cd "$ROOT"
+BOUT=$(go test -run '^$' -bench '^BenchmarkServeParallel$' -benchtime 2s -count 3 ./serve 2>&1) || {
+	echo "$BOUT" >&2
+	exit 1
+}
+echo "handler with the access store, in process, $(nproc) cores (median of 3):"
+NS=$(awk '/^BenchmarkServeParallel\// {
+	split($1, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
+	for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") print name, $i
+}' <<<"$BOUT")
+for name in no_access paid registered anonymous; do
+	m=$(awk -v n="$name" '$1 == n { print $2 }' <<<"$NS" | median)
+	[[ -n "$m" ]] || continue
+	awk -v n="$name" -v m="$m" -v p="$(awk '$1 == "paid" { print $2 }' <<<"$NS" | median)" \
+		'BEGIN { printf "  %-12s %8.0f ns/op %10.0f requests/s  %5.2f x paid\n", n, m, 1e9 / m, p / m }'
+done
