@@ -9,8 +9,10 @@
 # Compute on KW_BENCH_BRUTE_KEYWORDS (default 20,000) generated keywords,
 # via `go test -bench` (needs the Go toolchain and this source tree).
 #
-# 10M keywords: KW_BENCH_KEYWORDS=10000000 bash similarity/bench.sh bin/kwdata
-# (about 8 GB of sample files and lake under KW_BENCH_DIR; keep 30 GB free.)
+# Larger runs: KW_BENCH_KEYWORDS=5000000 bash similarity/bench.sh bin/kwdata
+# (`kwdata sample` makes at most 5,000,000 keywords a country; at 5M the
+# sample files and lake take about 12 GB under KW_BENCH_DIR, and ingest
+# peaks near 18 GB of memory.)
 # KW_BENCH_DIR keeps the data (default: a temporary folder, removed after).
 set -euo pipefail
 
@@ -38,12 +40,20 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "== similarity benchmark: $N keywords, $RUNS runs ($(nproc) cores)"
 if [[ ! -f "$DIR/in/us/serps.jsonl" ]] || [[ "$(cat "$DIR/in/.n" 2>/dev/null)" != "$N" ]]; then
 	rm -rf "$DIR/in" "$DIR/data"
-	"$BIN" sample --out "$DIR/in" --keywords "$N" --countries us --seed 1 >/dev/null 2>&1
+	"$BIN" sample --out "$DIR/in" --keywords "$N" --countries us --seed 1 >"$DIR/sample.log" 2>&1 || {
+		echo "bench.sh: kwdata sample failed:" >&2
+		tail -n 5 "$DIR/sample.log" >&2
+		exit 1
+	}
 	echo "$N" >"$DIR/in/.n"
 fi
 if [[ ! -d "$DIR/data/lake/keywords/country=us/date=$DATE" ]]; then
 	"$BIN" ingest --data "$DIR/data" --date "$DATE" --country us \
-		--planner-csv "$DIR/in/us/keyword-planner.csv" --serp-jsonl "$DIR/in/us/serps.jsonl" >/dev/null 2>&1
+		--planner-csv "$DIR/in/us/keyword-planner.csv" --serp-jsonl "$DIR/in/us/serps.jsonl" >"$DIR/ingest.log" 2>&1 || {
+		echo "bench.sh: kwdata ingest failed:" >&2
+		tail -n 5 "$DIR/ingest.log" >&2
+		exit 1
+	}
 fi
 
 walls=() rss=()

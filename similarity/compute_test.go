@@ -205,3 +205,41 @@ func TestComputeProgressAndCancel(t *testing.T) {
 	}
 	_ = slices.Equal[[]int]
 }
+
+// TestComputeLongSERPs covers keywords with more light URLs than a one-byte
+// counter holds (SERPs are at most 20 results in the spec, but Compute takes
+// any set), mixed with ordinary ones, against the oracle.
+func TestComputeLongSERPs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 4))
+	const n, pool = 120, 900
+	kws := make([]Keyword, n)
+	serps := make([][]string, n)
+	for i := range kws {
+		kws[i] = Keyword{Text: fmt.Sprintf("long%03d", i), Volume: tieVolumes[rng.IntN(len(tieVolumes))]}
+		size := 3 + rng.IntN(20)
+		if i%4 == 0 {
+			size = 260 + rng.IntN(400)
+		}
+		for range size {
+			serps[i] = append(serps[i], fmt.Sprintf("p%d.example/", rng.IntN(pool)))
+		}
+	}
+	wide := 0
+	for _, s := range serps {
+		if len(slices.Compact(slices.Sorted(slices.Values(s)))) > 255 {
+			wide++
+		}
+	}
+	if wide == 0 {
+		t.Fatal("no SERP has more than 255 distinct URLs; the wide counters are not exercised")
+	}
+	for _, hs := range []struct{ minDF, maxHubs int }{{0, -1}, {2, 8}, {0, 0}} {
+		opt := Options{MinOverlap: 40, hubMinDF: hs.minDF, maxHubs: hs.maxHubs, Workers: 2, BatchSize: 9}
+		wantRel, wantInt := Brute(kws, serps, opt)
+		gotRel, gotInt, err := Compute(context.Background(), kws, serps, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		diff(t, wantRel, gotRel, wantInt, gotInt)
+	}
+}

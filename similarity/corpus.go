@@ -18,26 +18,70 @@ type corpus struct {
 // hash (two independent maphash seeds) instead of the string itself, which
 // keeps memory flat at tens of millions of distinct URLs; two different
 // keys collide with probability about n²/2¹²⁹, which at 10⁸ keys is 10⁻²³.
+// The table is open addressing with linear probing on the first hash word:
+// one cache line a lookup, no per-key allocation, and about twice as fast as
+// a map at the 20 lookups a keyword costs.
 type urlInterner struct {
 	s1, s2 maphash.Seed
-	ids    map[[2]uint64]uint32
+	slots  []internSlot
+	n      int
+}
+
+// internSlot holds a key's hash and 1 + its id (0: empty).
+type internSlot struct {
+	h  [2]uint64
+	id uint32
 }
 
 func newURLInterner() *urlInterner {
-	return &urlInterner{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), ids: map[[2]uint64]uint32{}}
+	return &urlInterner{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), slots: make([]internSlot, 1<<16)}
 }
 
-func (u *urlInterner) hash(key string) [2]uint64 {
-	return [2]uint64{maphash.String(u.s1, key), maphash.String(u.s2, key)}
-}
-
-func (u *urlInterner) id(h [2]uint64) uint32 {
-	id, ok := u.ids[h]
-	if !ok {
-		id = uint32(len(u.ids))
-		u.ids[h] = id
+// hash is safe for concurrent use. It never returns the zero hash, which
+// callers may use as a marker.
+func (u *urlInterner) hash(key []byte) [2]uint64 {
+	h := [2]uint64{maphash.Bytes(u.s1, key), maphash.Bytes(u.s2, key)}
+	if h == [2]uint64{} {
+		h[1] = 1
 	}
-	return id
+	return h
+}
+
+func (u *urlInterner) len() int { return u.n }
+
+// id returns h's id, giving it the next one if it is new.
+func (u *urlInterner) id(h [2]uint64) uint32 {
+	mask := uint64(len(u.slots) - 1)
+	for i := h[0] & mask; ; i = (i + 1) & mask {
+		s := &u.slots[i]
+		if s.id == 0 {
+			s.h, s.id = h, uint32(u.n)+1
+			u.n++
+			if u.n*4 > len(u.slots)*3 {
+				u.grow()
+			}
+			return uint32(u.n - 1)
+		}
+		if s.h == h {
+			return s.id - 1
+		}
+	}
+}
+
+func (u *urlInterner) grow() {
+	old := u.slots
+	u.slots = make([]internSlot, 2*len(old))
+	mask := uint64(len(u.slots) - 1)
+	for _, s := range old {
+		if s.id == 0 {
+			continue
+		}
+		i := s.h[0] & mask
+		for u.slots[i].id != 0 {
+			i = (i + 1) & mask
+		}
+		u.slots[i] = s
+	}
 }
 
 // corpusBuilder collects (keyword, URL id) pairs in any order and builds the

@@ -63,7 +63,8 @@ import (
 //
 // Cost: the L pass costs Σ over light URLs of df², which the hub cut keeps
 // near-linear (the heaviest light URL has df < hubMinDF, hubMinDF ≈ √N/2),
-// plus one mask popcount per distinct L candidate. The H search runs only for
+// plus one read of a two-byte kmeta per distinct L candidate; its mask and
+// volume are read only when bounds say it might rank or be same-intent. The H search runs only for
 // keywords whose top-K is short of overlap above their hub count, and visits
 // the groups meeting its mask plus the few members walked near its volume.
 
@@ -78,9 +79,11 @@ type engine struct {
 	// Light URLs per keyword (rank space) and their posting lists.
 	lOff, lURL []uint32
 	pOff, pKw  []uint32
-	// Hub masks: w words per keyword.
+	// Hub masks: w words per keyword, and each keyword's number of hubs
+	// (capped at 255), a compact array that spares most mask reads.
 	w    int
 	mask []uint64
+	meta []kmeta
 	// Groups of keywords with identical non-empty masks.
 	gMask      []uint64 // w words per group
 	gOff, gKw  []uint32 // members by rank
@@ -221,9 +224,36 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			fill[l]++
 		}
 	}
+	e.meta = make([]kmeta, n)
+	for r := range n {
+		m := &e.meta[r]
+		m.lv = uint8(logVolSteps * math.Log2(float64(e.vol[r])))
+		if e.w > 0 {
+			m.hc = uint8(min(255, shared(e.mask[r*e.w:r*e.w+e.w], e.mask[r*e.w:r*e.w+e.w])))
+		}
+	}
 	e.buildGroups()
 	return e, nil
 }
+
+// kmeta is what the light pass reads of every candidate before deciding
+// whether it needs the candidate's mask and volume: two bytes, so the whole
+// array stays in cache where masks and volumes do not.
+type kmeta struct {
+	hc uint8 // number of hubs, capped at 255 ("255 or more")
+	lv uint8 // floor(logVolSteps·log₂(smoothed volume))
+}
+
+func absDiff(a, b int32) int32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// logVolSteps is lv's resolution: 4 steps per doubling keeps every int64
+// volume (log₂ < 64) within a byte.
+const logVolSteps = 4
 
 // buildGroups groups the keywords that have hubs by identical mask.
 func (e *engine) buildGroups() {
@@ -328,8 +358,13 @@ type front struct {
 
 // worker holds one goroutine's scratch space.
 type worker struct {
-	e       *engine
-	cnt     []uint16
+	e *engine
+	// Light counts: cnt8 when k has at most 255 light URLs (every count
+	// fits, and the array is half the cache footprint), cnt16 otherwise;
+	// small says which one the current keyword uses.
+	cnt8    []uint8
+	cnt16   []uint16
+	small   bool
 	touched []uint32
 	top     []cand
 	gStamp  []uint32
@@ -342,7 +377,7 @@ type worker struct {
 func (e *engine) newWorker() *worker {
 	return &worker{
 		e:      e,
-		cnt:    make([]uint16, e.n),
+		cnt8:   make([]uint8, e.n),
 		top:    make([]cand, 0, e.opt.TopK+1),
 		gStamp: make([]uint32, len(e.gOff)-1),
 	}
@@ -352,10 +387,32 @@ func (e *engine) newWorker() *worker {
 // same-intent followers to w.fwd.
 func (w *worker) one(k uint32) {
 	e := w.e
+	if e.lOff[k+1]-e.lOff[k] <= math.MaxUint8 {
+		w.small = true
+		lightPass(w, k, w.cnt8)
+		return
+	}
+	w.small = false
+	if w.cnt16 == nil {
+		w.cnt16 = make([]uint16, e.n)
+	}
+	lightPass(w, k, w.cnt16)
+}
+
+// isLight reports whether c shares a light URL with the current keyword.
+func (w *worker) isLight(c uint32) bool {
+	if w.small {
+		return w.cnt8[c] != 0
+	}
+	return w.cnt16[c] != 0
+}
+
+// lightPass is one's body for either width of counter.
+func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
+	e := w.e
 	W := e.w
 	mk := e.mask[int(k)*W : int(k)*W+W]
 	touched := w.touched[:0]
-	cnt := w.cnt
 	for _, l := range e.lURL[e.lOff[k]:e.lOff[k+1]] {
 		for _, c := range e.pKw[e.pOff[l]:e.pOff[l+1]] {
 			if cnt[c] == 0 {
@@ -369,22 +426,59 @@ func (w *worker) one(k uint32) {
 	K := e.opt.TopK
 	vk := e.vol[k]
 	minO := int32(e.opt.MinOverlap)
-	hasHubs := W > 0 && !zero(mk)
+	mk0 := e.meta[k]
+	hk, lvk := int32(mk0.hc), int32(mk0.lv)
+	hasHubs := hk > 0
+	// A candidate tied in overlap with the K-th entry w is strictly farther
+	// in volume, so ranks below w, when its log-volume step is more than
+	// tieSteps = |lv(w)-lv(k)|+6 away from k's. With ℓ(v) = 4·log₂ v, lv
+	// is ⌊ℓ⌋ give or take one for floating-point rounding, so ℓ lies in
+	// (lv-1, lv+2) and a distance |Δℓ| in (|Δlv|-3, |Δlv|+3); hence
+	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
+	// the current w (worstC).
+	worstC, tieSteps := ^uint32(0), int32(0)
 	for _, c := range touched {
 		if c == k {
 			continue
 		}
 		o := int32(cnt[c])
+		var mc kmeta
+		haveMC := false
 		if hasHubs {
-			o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
+			mc, haveMC = e.meta[c], true
+			if hcC := int32(mc.hc); hcC > 0 {
+				// o+min(hk, hcC) bounds the overlap; skip the mask read
+				// when even the bound can neither rank nor be same-intent.
+				// (255 means "255 or more", so it bounds nothing.)
+				ub := o + min(hk, hcC)
+				if hk < 255 && hcC < 255 && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
+					continue
+				}
+				o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
+			}
 		}
 		if o >= minO && c > k {
 			if hi, lo := hiLo(vk, e.vol[c]); ratioWithin(hi, lo, e.opt.MaxRatio) {
 				w.fwd = append(w.fwd, k, c)
 			}
 		}
-		if len(w.top) == K && o < w.top[K-1].o {
-			continue
+		if len(w.top) == K {
+			worst := &w.top[K-1]
+			if o < worst.o {
+				continue
+			}
+			if o == worst.o {
+				if worst.c != worstC {
+					worstC = worst.c
+					tieSteps = absDiff(int32(e.meta[worstC].lv), lvk) + 6
+				}
+				if !haveMC {
+					mc = e.meta[c]
+				}
+				if absDiff(int32(mc.lv), lvk) > tieSteps {
+					continue
+				}
+			}
 		}
 		hi, lo := hiLo(vk, e.vol[c])
 		w.offer(cand{c: c, o: o, hi: hi, lo: lo})
@@ -480,7 +574,7 @@ func (w *worker) followers(k uint32, gs []uint32) {
 			if !ratioWithin(vk, e.vol[c], e.opt.MaxRatio) {
 				break
 			}
-			if w.cnt[c] == 0 {
+			if !w.isLight(c) {
 				w.fwd = append(w.fwd, k, c)
 			}
 		}
@@ -528,7 +622,7 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 		}
 		m := e.gKw[e.gOff[f.g]:e.gOff[f.g+1]]
 		c := m[f.pos]
-		if c != k && w.cnt[c] == 0 {
+		if c != k && !w.isLight(c) {
 			w.offer(cand{c: c, o: o, hi: f.hi, lo: f.lo})
 		}
 		f.pos += f.step

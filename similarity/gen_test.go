@@ -7,8 +7,10 @@ import (
 )
 
 // tieVolumes are volumes whose smoothed ratios tie often: 5 and 11 are as
-// close to 23 as 47 is (ratio 2 both ways), and equal volumes tie outright.
-var tieVolumes = []int64{0, 0, 1, 2, 5, 5, 11, 11, 23, 47, 47, 95, 100, 191, 1000, 9_999_999_999, 4_999_999_999}
+// close to 23 as 47 is (ratio 2 both ways), and equal volumes tie outright;
+// 1023, 2047, 4095 and 2⁶²-1 smooth to powers of two, where a logarithm
+// rounds right at a step.
+var tieVolumes = []int64{0, 0, 1, 2, 5, 5, 11, 11, 23, 47, 47, 95, 100, 191, 1000, 1023, 2047, 4095, 9_999_999_999, 4_999_999_999, 1<<62 - 1}
 
 // randomCorpus is a small corpus for differential tests: few URLs so that
 // overlaps are large and tie often, Zipf-popular URLs that become hubs,

@@ -49,7 +49,9 @@ type Options struct {
 	maxHubs int
 }
 
-// defaultMaxHubs caps the hub bit mask at four words a keyword.
+// defaultMaxHubs caps the hub bit mask at four words a keyword. On the 1M
+// sample, 512 or 1,024 hubs cost 30–45% more CPU (hub search, wider masks)
+// than they save in light counting, and 64 or 128 save nothing.
 const defaultMaxHubs = 256
 
 func (o Options) withDefaults() Options {

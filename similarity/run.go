@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -169,19 +170,17 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	}
 	slices.Reverse(use) // newest first
 
-	// Keywords are looked up by merging with the sorted keyword list while
-	// SERP rows arrive sorted (the lake's order); a map serves otherwise.
+	// SERP rows are matched to keywords on the decoding goroutines: by a
+	// forward merge with the sorted keyword list while rows arrive sorted
+	// (the lake's order), by binary search when they jump back, and through
+	// a map if the keywords themselves are not sorted.
 	sorted := slices.IsSortedFunc(kws, func(a, b Keyword) int { return strings.Compare(a.Text, b.Text) })
 	var byText map[string]uint32
-	lookup := func(text string) (int, bool) {
-		if byText == nil {
-			byText = make(map[string]uint32, len(kws))
-			for i, k := range kws {
-				byText[k.Text] = uint32(i)
-			}
+	if !sorted {
+		byText = make(map[string]uint32, len(kws))
+		for i, k := range kws {
+			byText[k.Text] = uint32(i)
 		}
-		i, ok := byText[text]
-		return int(i), ok
 	}
 	urls := newURLInterner()
 	b := corpusBuilder{kws: kws}
@@ -189,67 +188,36 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	// from; rows of older dates for that keyword are skipped.
 	from := make([]uint32, len(kws))
 	withSERP, badURLs := 0, 0
-	// Decoding and hashing (this goroutine) overlap with interning (the
-	// consumer), which is the costly map work at millions of URLs.
-	type chunk struct {
-		kw []uint32
-		h  [][2]uint64
-	}
-	chunks := make(chan chunk, 4)
-	interned := make(chan struct{})
-	go func() {
-		defer close(interned)
-		for c := range chunks {
-			for j, h := range c.h {
-				b.add(int(c.kw[j]), urls.id(h))
-			}
-		}
-	}()
-	defer func() {
-		if chunks != nil {
-			close(chunks)
-			<-interned
-		}
-	}()
 	for di, d := range use {
 		tag := uint32(di + 1)
-		// cur is the first keyword not below merged, the last key merged.
-		cur, merged := 0, ""
-		prevText, prevIdx, prevOK := "", -1, false
-		err := lake.Scan(ctx, opt.Data, kw.DatasetSERPs, cc, d, func(batch []serpCols) error {
-			out := chunk{kw: make([]uint32, 0, len(batch)), h: make([][2]uint64, 0, len(batch))}
-			defer func() { chunks <- out }()
-			for _, r := range batch {
-				i, ok := prevIdx, prevOK
-				if r.Keyword != prevText || prevIdx < 0 {
-					switch {
-					case sorted && r.Keyword >= merged:
-						for cur < len(kws) && kws[cur].Text < r.Keyword {
-							cur++
-						}
-						merged = strings.Clone(r.Keyword)
-						i, ok = cur, cur < len(kws) && kws[cur].Text == r.Keyword
-					default:
-						i, ok = lookup(r.Keyword)
+		err := lake.ScanColumns(ctx, opt.Data, kw.DatasetSERPs, cc, d, []string{"keyword", "url_key"}, opt.Workers,
+			func(cb *lake.ColumnBatch) error {
+				m, _ := cb.Aux.(*serpMatch)
+				if m == nil {
+					m = &serpMatch{}
+					cb.Aux = m
+				}
+				m.match(cb, kws, sorted, byText, urls)
+				return nil
+			},
+			func(cb *lake.ColumnBatch) error {
+				m := cb.Aux.(*serpMatch)
+				for j, i := range m.kw {
+					if i < 0 || (from[i] != 0 && from[i] != tag) {
+						continue
 					}
-					prevText, prevIdx, prevOK = strings.Clone(r.Keyword), i, ok
+					if m.h[j] == emptyURL {
+						badURLs++ // ingest always writes url_key; nothing to compare
+						continue
+					}
+					if from[i] == 0 {
+						from[i] = tag
+						withSERP++
+					}
+					b.add(int(i), urls.id(m.h[j]))
 				}
-				if !ok || (from[i] != 0 && from[i] != tag) {
-					continue
-				}
-				if r.URLKey == "" {
-					badURLs++ // ingest always writes url_key; nothing to compare
-					continue
-				}
-				if from[i] == 0 {
-					from[i] = tag
-					withSERP++
-				}
-				out.kw = append(out.kw, uint32(i))
-				out.h = append(out.h, urls.hash(r.URLKey))
-			}
-			return nil
-		})
+				return nil
+			})
 		if err != nil {
 			return nil, 0, fmt.Errorf("cannot read SERPs of %s: %w", d, err)
 		}
@@ -257,9 +225,55 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	if badURLs > 0 {
 		log.Info("similarity skipped SERP rows without a url_key", "rows", badURLs)
 	}
-	close(chunks)
-	<-interned
-	chunks = nil
-	c, err := b.build(len(urls.ids))
+	c, err := b.build(urls.len())
 	return c, withSERP, err
+}
+
+// emptyURL marks a SERP row without a url_key in serpMatch.h.
+var emptyURL = [2]uint64{}
+
+// serpMatch is one batch of SERP rows as keyword indexes (-1: no record)
+// and URL key hashes, worked out on the decoding goroutines.
+type serpMatch struct {
+	kw []int32
+	h  [][2]uint64
+}
+
+func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byText map[string]uint32, urls *urlInterner) {
+	m.kw, m.h = m.kw[:0], m.h[:0]
+	var prev []byte
+	idx := int32(-1)
+	cur := 0 // sorted: the first keyword not below prev
+	for r := range cb.Rows {
+		k := cb.Value(0, r)
+		if r == 0 || !bytes.Equal(k, prev) {
+			switch {
+			case !sorted:
+				i, ok := byText[string(k)]
+				idx = -1
+				if ok {
+					idx = int32(i)
+				}
+			default:
+				if r == 0 || bytes.Compare(k, prev) < 0 {
+					cur, _ = slices.BinarySearchFunc(kws, k, func(x Keyword, t []byte) int { return strings.Compare(x.Text, string(t)) })
+				} else {
+					for cur < len(kws) && kws[cur].Text < string(k) {
+						cur++
+					}
+				}
+				idx = -1
+				if cur < len(kws) && kws[cur].Text == string(k) {
+					idx = int32(cur)
+				}
+			}
+			prev = k
+		}
+		m.kw = append(m.kw, idx)
+		if u := cb.Value(1, r); len(u) > 0 {
+			m.h = append(m.h, urls.hash(u))
+		} else {
+			m.h = append(m.h, emptyURL)
+		}
+	}
 }

@@ -105,3 +105,55 @@ func TestRun(t *testing.T) {
 		t.Errorf("Run of a missing partition: %v, want ErrNoPartition", err)
 	}
 }
+
+// TestRunUnsortedLake checks the SERP matching when the lake is not in its
+// usual order: SERP rows in descending keyword order (each keyword found by
+// binary search), and keyword records out of order (found through a map).
+func TestRunUnsortedLake(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2))
+	kws, serps := randomCorpus(rng, 200, 50)
+	const date = "2026-11-21"
+	var rows []kw.SERPRow
+	for i, s := range serps {
+		for r, u := range s {
+			rows = append(rows, kw.SERPRow{Keyword: kws[i].Text, Rank: int32(r + 1), URLKey: u})
+		}
+	}
+	rows = append(rows, kw.SERPRow{Keyword: "zz no record", Rank: 1, URLKey: "own1.example/"})
+	slices.SortStableFunc(rows, func(a, b kw.SERPRow) int { return strings.Compare(b.Keyword, a.Keyword) })
+	for _, sortedKeywords := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sorted-keywords=%v", sortedKeywords), func(t *testing.T) {
+			data := t.TempDir()
+			recs := make([]kw.KeywordRecord, len(kws))
+			for i, k := range kws {
+				recs[i] = kw.KeywordRecord{Keyword: k.Text, Volume: k.Volume, CPCMicros: k.CPCMicros}
+			}
+			cmpText := func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) }
+			if sortedKeywords {
+				slices.SortFunc(recs, cmpText)
+			} else if slices.IsSortedFunc(recs, cmpText) {
+				t.Fatal("the keyword records are sorted; the map path is not exercised")
+			}
+			if err := lake.WritePartition(data, kw.DatasetKeywords, "us", date, recs); err != nil {
+				t.Fatal(err)
+			}
+			if err := lake.WritePartition(data, kw.DatasetSERPs, "us", date, rows); err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Workers: 2, hubMinDF: 4}
+			if _, err := Run(context.Background(), RunOptions{Data: data, Date: date, Options: opt}); err != nil {
+				t.Fatal(err)
+			}
+			wantRel, wantInt := Brute(kws, serps, opt)
+			gotRel, err := lake.Read[kw.RelatedRow](data, kw.DatasetRelated, "us", date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotInt, err := lake.Read[kw.IntentRow](data, kw.DatasetIntents, "us", date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, wantRel, gotRel, wantInt, gotInt)
+		})
+	}
+}
