@@ -19,6 +19,7 @@ const (
 	saltKeyword
 	saltHub
 	saltSites
+	saltCompound
 )
 
 // mix is SplitMix64's finalizer: it spreads consecutive seeds over the whole
@@ -180,10 +181,17 @@ func buildPlan(cc string, seed uint64, n int) (*plan, error) {
 	}
 
 	// Larger runs spread over more topics, so that the number of distinct
-	// URLs grows with n; each topic holds about 80 keywords until the
-	// vocabulary runs out of topics. Small topics keep the URLs every
-	// group of a topic shares from crowding the hubs at the top.
-	use := min(max(n/80, 30), len(p.topics))
+	// URLs grows with n, as it does in a real country: each topic holds
+	// about 80 keywords. Small topics keep the URLs every group of a topic
+	// shares from crowding the hubs at the top, and keep a topic URL's
+	// frequency from growing with n. Past the simple topics, compound ones
+	// ("nike waterproof running shoes") come after them, so a smaller run
+	// is unchanged by their existence.
+	use := max(n/80, 30)
+	if use > len(p.topics) {
+		p.topics = append(p.topics, compoundTopics(p.voc, seed)...)
+	}
+	use = min(use, len(p.topics))
 	perTopic := float64(n) / float64(use)
 	const meanGroup = 6.0
 
@@ -352,6 +360,44 @@ func validKeyword(b []byte) bool {
 		start = i + 1
 	}
 	return nw <= kw.MaxKeywordWords
+}
+
+// compoundTopics makes the topics that follow the simple ones of voc: a brand before a qualified head term, or two qualifiers
+// ("nike waterproof running shoes", "waterproof leather hiking boots"),
+// none spelling a simple topic, shuffled and with their own popularity,
+// lower than a simple topic's. They come from their own random stream.
+func compoundTopics(voc vocab, seed uint64) []topic {
+	s1, s2 := streamSeed(seed, saltCompound, 0)
+	rng := rand.New(rand.NewPCG(s1, s2))
+	var ts []topic
+	for ci, c := range voc.cats {
+		space := int32(len(voc.mods) * (1 + len(c.attrs)))
+		for _, nn := range c.nouns {
+			add := func(pre string) {
+				t := topic{cat: int32(ci), plural: pre + " " + nn.plural, space: space}
+				if nn.singular != "" {
+					t.singular = pre + " " + nn.singular
+				}
+				ts = append(ts, t)
+			}
+			for qi, q := range c.quals {
+				for _, b := range c.brands {
+					add(b + " " + q)
+				}
+				for _, q2 := range c.quals[qi+1:] {
+					add(q + " " + q2)
+				}
+			}
+		}
+	}
+	ts = uniqueTopics(ts)
+	rng.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
+	for i := range ts {
+		t := &ts[i]
+		t.pop = float32(rng.NormFloat64() - 1)
+		t.stride = coprimeStride(t.space, rng)
+	}
+	return ts
 }
 
 func uniqueTopics(ts []topic) []topic {

@@ -34,7 +34,7 @@ const SERPFile = "serps.jsonl"
 
 // MaxKeywords bounds Options.Keywords; the vocabulary yields a few million
 // distinct keywords per country and the files grow by about 1.4 KB a keyword.
-const MaxKeywords = 5_000_000
+const MaxKeywords = 20_000_000
 
 // Options says what to generate. The zero value of every field except Out
 // means its default; Generate fills the defaults in one place (withDefaults).
