@@ -52,6 +52,10 @@ type Options struct {
 	// read, with the bytes read so far and the total size of the stage's
 	// files. Default: none.
 	Progress func(stage string, done, total int64)
+
+	// spillBytes bounds the SERPs held in memory before they are sorted to
+	// disk (0: DefaultSpillBytes). Tests lower it to exercise the merge.
+	spillBytes int
 }
 
 // withDefaults checks opt and fills in its defaults.
@@ -159,12 +163,21 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 	}
 
-	var serps []SERP
+	// SERPs are sorted on disk past opt.spillBytes, so that a country of
+	// tens of millions of keywords fits in a few GiB.
+	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, opt.spillBytes)
+	defer serps.Abort()
 	if len(opt.SERPJSONL) > 0 {
 		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, opt.Progress, func(r io.Reader, name string) error {
+			var spillErr error
 			st, err := ParseSERPJSONL(r, name, opt.Country, func(keyword string, rows []kw.SERPRow) {
-				serps = append(serps, SERP{Keyword: keyword, Rows: rows})
+				if spillErr == nil {
+					spillErr = serps.Add(SERP{Keyword: keyword, Rows: rows})
+				}
 			}, rep.addBad)
+			if err == nil {
+				err = spillErr
+			}
 			rep.SERPLines += st.Lines
 			rep.SkippedResults += st.SkippedResults
 			rep.Truncated += st.Truncated
@@ -189,7 +202,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	}
 	recs = nil
 	if len(opt.SERPJSONL) > 0 {
-		res, err := WriteSERPs(ctx, opt.Data, opt.Country, opt.Date, serps)
+		res, err := serps.Commit(ctx)
 		if err != nil {
 			return rep, err
 		}

@@ -1,9 +1,9 @@
 package ingest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -75,53 +75,10 @@ func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.Ke
 // SERP of each keyword in serps (the newest, when sources append as they
 // fetch); rows are written sorted by keyword, then rank, with their Keyword
 // set to their SERP's. serps and the rows are reordered and reused in
-// place; callers must not use them afterwards.
+// place; callers must not use them afterwards. SERPWriter does the same
+// for more SERPs than fit in memory.
 func WriteSERPs(ctx context.Context, data, country, date string, serps []SERP) (WriteResult, error) {
-	slices.SortStableFunc(serps, func(a, b SERP) int { return strings.Compare(a.Keyword, b.Keyword) })
-	out := serps[:0]
-	for i, s := range serps {
-		if i+1 < len(serps) && serps[i+1].Keyword == s.Keyword {
-			continue
-		}
-		out = append(out, s)
-	}
-	res := WriteResult{Keywords: len(out), Duplicates: len(serps) - len(out)}
-	clear(serps[len(out):])
-	w, err := lake.Create[kw.SERPRow](data, kw.DatasetSERPs, country, date)
-	if err != nil {
-		return res, fmt.Errorf("cannot write SERPs of %s: %w", country, err)
-	}
-	batch := make([]kw.SERPRow, 0, writeBatch)
-	flush := func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := w.Write(batch...); err != nil {
-			return fmt.Errorf("cannot write SERPs of %s: %w", country, err)
-		}
-		res.Rows += len(batch)
-		batch = batch[:0]
-		return nil
-	}
-	for _, s := range out {
-		slices.SortStableFunc(s.Rows, func(a, b kw.SERPRow) int { return cmp.Compare(a.Rank, b.Rank) })
-		for _, r := range s.Rows {
-			r.Keyword = s.Keyword
-			batch = append(batch, r)
-			if len(batch) == cap(batch) {
-				if err := flush(); err != nil {
-					w.Abort()
-					return res, err
-				}
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		w.Abort()
-		return res, err
-	}
-	if err := w.Commit(); err != nil {
-		return res, fmt.Errorf("cannot write SERPs of %s: %w", country, err)
-	}
-	return res, nil
+	w := NewSERPWriter(data, country, date, math.MaxInt)
+	w.mem = serps
+	return w.Commit(ctx)
 }

@@ -44,15 +44,27 @@ type Writer[T any] struct {
 	files, rows  int
 }
 
-// Create starts writing the partition of dataset for country and date.
-func Create[T any](data, dataset, country, date string) (*Writer[T], error) {
+// TempDir creates a new folder in the lake's staging folder, <data>/.staging,
+// whose name starts with prefix: the place for a stage's scratch files,
+// on the lake's file system and never read as part of it. The caller
+// removes it.
+func TempDir(data, prefix string) (string, error) {
 	staging := filepath.Join(data, ".staging")
 	if err := os.MkdirAll(staging, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create staging folder: %w", err)
+		return "", fmt.Errorf("cannot create staging folder: %w", err)
 	}
-	stage, err := os.MkdirTemp(staging, dataset+"-"+strings.ToLower(country)+"-"+date+"-")
+	dir, err := os.MkdirTemp(staging, prefix)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create staging folder: %w", err)
+		return "", fmt.Errorf("cannot create staging folder: %w", err)
+	}
+	return dir, nil
+}
+
+// Create starts writing the partition of dataset for country and date.
+func Create[T any](data, dataset, country, date string) (*Writer[T], error) {
+	stage, err := TempDir(data, dataset+"-"+strings.ToLower(country)+"-"+date+"-")
+	if err != nil {
+		return nil, err
 	}
 	return &Writer[T]{final: kw.PartitionDir(data, dataset, country, date), stage: stage}, nil
 }
