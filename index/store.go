@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +82,62 @@ type handle struct {
 	db   *pebble.DB
 	info kw.IndexInfo
 	refs atomic.Int64
+	// idle holds point-lookup iterators between lookups. DB.Get builds and
+	// tears down an iterator stack on every call, which cost as much as the
+	// rest of a request; a reused iterator only seeks. All of them are idle
+	// once refs reaches zero, and close with the handle.
+	mu   sync.Mutex
+	idle []*pebble.Iterator
+}
+
+// maxIdleIters bounds a handle's idle iterators: enough for every
+// concurrent lookup on a busy server, each pinning a few blocks.
+const maxIdleIters = 64
+
+// get looks key up and decodes its value (found false: no such key).
+func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
+	h.mu.Lock()
+	var it *pebble.Iterator
+	if n := len(h.idle); n > 0 {
+		it, h.idle = h.idle[n-1], h.idle[:n-1]
+	}
+	h.mu.Unlock()
+	if it == nil {
+		if it, err = h.db.NewIter(nil); err != nil {
+			return e, false, err
+		}
+	}
+	if it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key) {
+		found = true
+		var v []byte
+		if v, err = it.ValueAndErr(); err == nil {
+			// DecodeEntry copies what it keeps, so the iterator may move on.
+			e, err = DecodeEntry(v)
+		}
+	} else {
+		err = it.Error()
+	}
+	h.mu.Lock()
+	if len(h.idle) < maxIdleIters {
+		h.idle, it = append(h.idle, it), nil
+	}
+	h.mu.Unlock()
+	if it != nil {
+		err = errors.Join(err, it.Close())
+	}
+	return e, found, err
+}
+
+// close closes the idle iterators, then the database.
+func (h *handle) close() error {
+	var err error
+	h.mu.Lock()
+	for _, it := range h.idle {
+		err = errors.Join(err, it.Close())
+	}
+	h.idle = nil
+	h.mu.Unlock()
+	return errors.Join(err, h.db.Close())
 }
 
 func (h *handle) tryAcquire() bool {
@@ -280,7 +337,7 @@ func (s *Store) release(h *handle) {
 	}
 	go func() {
 		defer s.open.Done()
-		if err := h.db.Close(); err != nil {
+		if err := h.close(); err != nil {
 			s.log.Warn("cannot close replaced index build", "build", h.id, "err", err)
 		}
 		if s.onClose != nil {
@@ -317,18 +374,12 @@ func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 	if !ok {
 		return kw.Entry{}, kw.ErrNotFound
 	}
-	v, closer, err := h.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return kw.Entry{}, kw.ErrNotFound
-	}
+	e, found, err := h.get(key)
 	if err != nil {
 		return kw.Entry{}, fmt.Errorf("cannot read %s %q from index build %s: %w", country, keyword, h.id, err)
 	}
-	// DecodeEntry copies the value, so it may be released right after.
-	e, err := DecodeEntry(v)
-	closer.Close()
-	if err != nil {
-		return kw.Entry{}, fmt.Errorf("cannot decode %s %q in index build %s: %w", country, keyword, h.id, err)
+	if !found {
+		return kw.Entry{}, kw.ErrNotFound
 	}
 	e.Keyword = keyword
 	e.Country = strings.ToUpper(country)

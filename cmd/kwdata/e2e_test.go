@@ -109,6 +109,11 @@ func TestEndToEnd(t *testing.T) {
 	}
 	key := paidKey(t, data) // more lookups than the anonymous allowance
 	base := startServer(t, data)
+	if resp, err := http.Get(base + "/debug/pprof/"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("public address serves the profiler: %s", resp.Status)
+	}
 
 	for _, cc := range []string{"us", "de"} {
 		recs, err := lake.Read[kw.KeywordRecord](data, kw.DatasetKeywords, cc, date)
