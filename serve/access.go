@@ -13,11 +13,12 @@ import (
 // a request has passed validation, so a malformed request gets its 400 even
 // when the caller's allowance is spent, and is never counted.
 type Access interface {
-	// Admit identifies the caller (an API key from APIKey(r), else the
-	// client address) and reserves n lookups. It returns an error wrapping
-	// ErrInvalidKey for an unknown or revoked key, a *QuotaError when the
-	// allowance cannot cover n, an HTTPError for any other refusal, or any
-	// other error for an internal failure (answered 500, cause logged). On
+	// Admit identifies the caller (the API key r carries in
+	// "Authorization: Bearer" or "X-API-Key", else the client address)
+	// and reserves n lookups. It returns an error wrapping ErrInvalidKey
+	// for an unknown or revoked key, a *QuotaError when the allowance
+	// cannot cover n, an HTTPError for any other refusal, or any other
+	// error for an internal failure (answered 500, cause logged). On
 	// success the caller must end the Ticket with Commit or Cancel.
 	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error)
 }
@@ -34,24 +35,6 @@ type Ticket interface {
 	Commit(counted int, h http.Header)
 	// Cancel releases the whole reservation; nothing is counted.
 	Cancel()
-}
-
-// APIKey returns the API key a request carries, from "Authorization: Bearer
-// <key>" or else "X-API-Key", and whether it carries one. An Authorization
-// field with another scheme counts as a credential too (ok with an empty
-// key), so that Access refuses it rather than answering it as anonymous.
-func APIKey(r *http.Request) (key string, ok bool) {
-	if a := r.Header.Get("Authorization"); a != "" {
-		scheme, token, _ := strings.Cut(strings.TrimSpace(a), " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return "", true
-		}
-		return strings.TrimSpace(token), true
-	}
-	if k, present := r.Header["X-Api-Key"]; present && len(k) > 0 {
-		return strings.TrimSpace(k[0]), true
-	}
-	return "", false
 }
 
 // ClientAddr returns the address a request comes from. It is the peer of

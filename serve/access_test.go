@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"net/http/httptest"
 	"net/netip"
 	"testing"
 )
@@ -52,36 +51,6 @@ func TestClientAddr(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("ClientAddr(%q, %q) = %v, want %v", tt.remote, tt.xff, got, want)
-			}
-		})
-	}
-}
-
-func TestAPIKey(t *testing.T) {
-	tests := []struct {
-		name    string
-		header  map[string]string
-		wantKey string
-		wantOK  bool
-	}{
-		{"none", nil, "", false},
-		{"bearer", map[string]string{"Authorization": "Bearer kw_abc"}, "kw_abc", true},
-		{"bearer any case", map[string]string{"Authorization": "bearer  kw_abc "}, "kw_abc", true},
-		{"x-api-key", map[string]string{"X-API-Key": "kw_xyz"}, "kw_xyz", true},
-		{"bearer wins", map[string]string{"Authorization": "Bearer kw_a", "X-API-Key": "kw_b"}, "kw_a", true},
-		{"other scheme is a bad credential", map[string]string{"Authorization": "Basic dXNlcjpwYXNz"}, "", true},
-		{"empty bearer is a bad credential", map[string]string{"Authorization": "Bearer"}, "", true},
-		{"empty x-api-key is a bad credential", map[string]string{"X-API-Key": ""}, "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/", nil)
-			for k, v := range tt.header {
-				r.Header.Set(k, v)
-			}
-			key, ok := APIKey(r)
-			if key != tt.wantKey || ok != tt.wantOK {
-				t.Errorf("APIKey = %q, %v; want %q, %v", key, ok, tt.wantKey, tt.wantOK)
 			}
 		})
 	}

@@ -377,6 +377,7 @@ func TestAdmitAndRequestKey(t *testing.T) {
 		{"bearer", map[string]string{"Authorization": "Bearer " + key}, nil, rec.ID},
 		{"bearer-lower-case", map[string]string{"Authorization": "bearer  " + key}, nil, rec.ID},
 		{"x-api-key", map[string]string{"X-API-Key": key}, nil, rec.ID},
+		{"bearer-wins", map[string]string{"Authorization": "Bearer " + key, "X-API-Key": "kwd_other"}, nil, rec.ID},
 		{"empty-bearer", map[string]string{"Authorization": "Bearer "}, ErrInvalidKey, ""},
 		{"basic", map[string]string{"Authorization": "Basic dXNlcjpwYXNz"}, ErrInvalidKey, ""},
 		{"empty-x-api-key", map[string]string{"X-API-Key": ""}, ErrInvalidKey, ""},
