@@ -32,6 +32,38 @@ var (
 // than MaxKeywordChars characters or MaxKeywordWords words is rejected with
 // an error wrapping ErrKeywordTooLong, never truncated.
 func NormalizeKeyword(s string) (string, error) {
+	if words, ok := plainASCII(s); ok && words <= MaxKeywordWords && len(s) <= MaxKeywordChars {
+		return s, nil
+	}
+	return normalizeKeyword(s)
+}
+
+// plainASCII reports whether s is already normalized ASCII, as most
+// queries are, and counts its words: printable ASCII without upper-case
+// letters, single spaces between words. NFKC leaves ASCII unchanged, so
+// such a string is its own normalization and normalizeKeyword would
+// return it as is.
+func plainASCII(s string) (words int, ok bool) {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return 0, false
+	}
+	words = 1
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			if s[i-1] == ' ' {
+				return 0, false
+			}
+			words++
+		case c < 0x21 || c > 0x7e || ('A' <= c && c <= 'Z'):
+			return 0, false
+		}
+	}
+	return words, true
+}
+
+// normalizeKeyword is NormalizeKeyword for any string.
+func normalizeKeyword(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", ErrKeywordInvalid
 	}

@@ -37,11 +37,16 @@ func TestNormalizeKeyword(t *testing.T) {
 }
 
 func FuzzNormalizeKeyword(f *testing.F) {
-	for _, s := range []string{"Running Shoes", " a\u00a0b ", "ｒｕｎ", "İstanbul", "ΣΊΣΥΦΟΣ", "\xff", strings.Repeat("ab ", 30)} {
+	for _, s := range []string{"Running Shoes", "running shoes", "a  b", "a\tb", "a b ", strings.Repeat("a ", 40) + "a", " a\u00a0b ", "ｒｕｎ", "İstanbul", "ΣΊΣΥΦΟΣ", "\xff", strings.Repeat("ab ", 30)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, err := NormalizeKeyword(s)
+		// The ASCII fast path answers exactly as the general one.
+		slow, slowErr := normalizeKeyword(s)
+		if got != slow || (err == nil) != (slowErr == nil) {
+			t.Fatalf("NormalizeKeyword(%q) = %q, %v; the general path gives %q, %v", s, got, err, slow, slowErr)
+		}
 		if err != nil {
 			return
 		}
