@@ -3,7 +3,7 @@
 GO      ?= go
 BIN     := bin/kwdata
 
-.PHONY: build demo test bench bench-similarity bench-serve lint
+.PHONY: build demo test bench bench-similarity bench-similarity-10m bench-serve lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kwdata
@@ -21,6 +21,12 @@ bench: bench-similarity bench-serve
 
 bench-similarity: build
 	bash similarity/bench.sh $(BIN)
+
+# The 10M-keyword case, once: about 30 GB of disk under KW_BENCH_DIR
+# (default /tmp/kwdata-bench-10m, kept for re-runs) and 12 GB of memory.
+bench-similarity-10m: build
+	KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=$${KW_BENCH_RUNS:-1} \
+		KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-10m} bash similarity/bench.sh $(BIN)
 
 bench-serve: build
 	bash serve/bench.sh $(BIN)

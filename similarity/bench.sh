@@ -9,10 +9,13 @@
 # Compute on KW_BENCH_BRUTE_KEYWORDS (default 20,000) generated keywords,
 # via `go test -bench` (needs the Go toolchain and this source tree).
 #
-# Larger runs: KW_BENCH_KEYWORDS=5000000 bash similarity/bench.sh bin/kwdata
-# (`kwdata sample` makes at most 5,000,000 keywords a country; at 5M the
-# sample files and lake take about 12 GB under KW_BENCH_DIR, and ingest
-# peaks near 18 GB of memory.)
+# The 10M case: make bench-similarity-10m, or
+#   KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=1 KW_BENCH_DIR=/big/disk/kwb10m \
+#     bash similarity/bench.sh bin/kwdata
+# It needs about 30 GB of disk under KW_BENCH_DIR (21.5 GB of sample files,
+# the lake, the spilled SERP runs while ingesting) and 12 GB of memory
+# (ingest's peak); generating and ingesting take about 11 minutes before
+# the first similarity run.
 # KW_BENCH_DIR keeps the data (default: a temporary folder, removed after).
 set -euo pipefail
 
