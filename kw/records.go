@@ -30,6 +30,16 @@ type KeywordRecord struct {
 	Source           string            `parquet:"source"`       // "planner-csv", "googleads", ...
 }
 
+// MaxRank is the last rank of a SERP that counts: a SERP is a keyword's
+// top-20 organic results, ranks 1 to MaxRank. Every reader of SERPs (the
+// file and API importers, the similarity stage) keeps, of one keyword's
+// results sorted by rank, at most MaxRank whose rank is 1 to MaxRank, so a
+// SERP with rank gaps or a rank past 20 means the same thing everywhere.
+const MaxRank = 20
+
+// InTop reports whether a result ranked rank is among the top MaxRank.
+func InTop(rank int32) bool { return rank >= 1 && rank <= MaxRank }
+
 // SERPRow is one organic result of one keyword's top-20 results.
 type SERPRow struct {
 	Keyword string `parquet:"keyword"`
