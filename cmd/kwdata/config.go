@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,12 +34,29 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 	}
 	countries := cfg.Countries
 	if country != "" {
-		countries = []string{strings.ToLower(country)}
+		cc := strings.ToLower(country)
+		if !slices.Contains(cfg.Countries, cc) {
+			return fmt.Errorf("country %q is not in the countries of %s (%s); add it there or pick one of them",
+				cc, path, strings.Join(cfg.Countries, ", "))
+		}
+		countries = []string{cc}
 	}
+	// A manual ingest writes the same partitions as a run: it must not
+	// overlap a scheduled or manual run.
+	release, err := pipelines.Lock(cfg.Data, m.Logger)
+	if err != nil {
+		return fmt.Errorf("cannot ingest: %w", err)
+	}
+	defer func() {
+		if err := release(); err != nil {
+			m.Logger.Error("cannot release the run lock", "err", err)
+		}
+	}()
 	update, finish := m.progress("ingest")
 	defer finish()
+	budget := newSERPBudget(cfg, countries)
 	for _, cc := range countries {
-		counts, err := m.ingestCountry(ctx, cfg, cc, date, update)
+		counts, err := m.ingestCountry(ctx, cfg, cc, date, budget, update)
 		if err != nil {
 			return err
 		}
@@ -48,10 +66,57 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 	return nil
 }
 
+// serpBudget shares dataforseo.max_serps_per_run among the countries of
+// one run: SPEC §4 caps the SERPs a run pays for, not the SERPs of each
+// country. Each country in turn gets an even share of what is left (rounded
+// up), so a country that needs fewer than its share leaves the rest to the
+// countries after it. The shares depend only on the budget, the country
+// order and what each country picks, so a re-run of a date picks the same
+// keywords again.
+type serpBudget struct {
+	left      int // SERPs the run may still pay for
+	countries int // countries still to fetch SERPs from DataForSEO
+}
+
+// newSERPBudget returns the budget of a run over countries.
+func newSERPBudget(cfg *pipelines.Config, countries []string) *serpBudget {
+	b := &serpBudget{}
+	if cfg.DataForSEO == nil {
+		return b
+	}
+	b.left = cfg.DataForSEO.MaxSERPsPerRun
+	for _, cc := range countries {
+		if serpsFromAPI(cfg, strings.ToLower(cc)) {
+			b.countries++
+		}
+	}
+	return b
+}
+
+// share is the most the next country may pick.
+func (b *serpBudget) share() int {
+	if b.countries <= 0 || b.left <= 0 {
+		return 0
+	}
+	return (b.left + b.countries - 1) / b.countries
+}
+
+// spend records that the next country picked n SERPs.
+func (b *serpBudget) spend(n int) {
+	b.left -= n
+	b.countries--
+}
+
+// serpsFromAPI reports whether the SERPs of cc come from DataForSEO.
+func serpsFromAPI(cfg *pipelines.Config, cc string) bool {
+	return cfg.DataForSEO != nil && len(cfg.Files[cc].SERPJSONL) == 0
+}
+
 // ingestCountry fills the keywords and serps partitions of one country and
 // date from its configured sources: export files when the config names
-// them, else the Google Ads API for keywords and DataForSEO for SERPs.
-func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, date string, progress func(done, total int64)) (map[string]int64, error) {
+// them, else the Google Ads API for keywords and DataForSEO for SERPs, at
+// most budget.share() of them.
+func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, date string, budget *serpBudget, progress func(done, total int64)) (map[string]int64, error) {
 	cc = strings.ToLower(cc)
 	country, ok := kw.LookupCountry(cc)
 	if !ok {
@@ -69,16 +134,19 @@ func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, dat
 		}
 		counts["keywords"], counts["serps"], counts["bad_rows"] = int64(rep.Keywords), int64(rep.SERPs), int64(rep.BadCount)
 	}
-	state := filepath.Join(pipelines.StateDir(cfg.Data), "%s", cc, date)
+	checkpoint := func(source string) string {
+		return filepath.Join(pipelines.StateDir(cfg.Data), source, cc, date)
+	}
 	if len(files.PlannerCSV) == 0 && cfg.GoogleAds != nil {
-		n, err := m.keywordsFromGoogleAds(ctx, cfg, country, date, fmt.Sprintf(state, "googleads"))
+		n, err := m.keywordsFromGoogleAds(ctx, cfg, country, date, checkpoint("googleads"))
 		if err != nil {
 			return nil, err
 		}
 		counts["keywords"] = int64(n)
 	}
-	if len(files.SERPJSONL) == 0 && cfg.DataForSEO != nil {
-		n, err := m.serpsFromDataForSEO(ctx, cfg, country, date, fmt.Sprintf(state, "dataforseo"))
+	if serpsFromAPI(cfg, cc) {
+		n, picked, err := m.serpsFromDataForSEO(ctx, cfg, country, date, checkpoint("dataforseo"), budget.share())
+		budget.spend(picked)
 		if err != nil {
 			return nil, err
 		}
@@ -120,35 +188,42 @@ type keywordName struct {
 	Keyword string `parquet:"keyword"`
 }
 
-func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, country kw.Country, date, checkpoint string) (int, error) {
+// serpsFromDataForSEO refreshes at most budget SERPs of country and returns
+// how many it wrote and how many it picked (paid for).
+func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, country kw.Country, date, checkpoint string, budget int) (written, picked int, err error) {
 	cc := strings.ToLower(country.Code)
 	d := cfg.DataForSEO
+	if budget <= 0 {
+		m.Logger.Warn("no SERP budget left for this country in this run; its SERPs are not refreshed",
+			"country", cc, "max_serps_per_run", d.MaxSERPsPerRun)
+		return 0, 0, nil
+	}
 	// The universe is what has a keyword record on this date; each night
 	// refreshes the SERPs that are missing or oldest, within the budget.
 	var universe []string
-	err := lake.Scan(ctx, cfg.Data, kw.DatasetKeywords, cc, date, func(b []keywordName) error {
+	err = lake.Scan(ctx, cfg.Data, kw.DatasetKeywords, cc, date, func(b []keywordName) error {
 		for _, r := range b {
 			universe = append(universe, r.Keyword)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("cannot read the keywords of %s to choose SERPs to refresh: %w", country.Code, err)
+		return 0, 0, fmt.Errorf("cannot read the keywords of %s to choose SERPs to refresh: %w", country.Code, err)
 	}
 	last, err := lastFetched(ctx, cfg.Data, cc, date, d.MaxAgeDays)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	pick := dataforseo.PickRefresh(universe, last, d.MaxSERPsPerRun)
+	pick := dataforseo.PickRefresh(universe, last, budget)
 	client, err := dataforseo.New(dataforseo.Config{
-		Endpoint: d.Endpoint, Login: d.Login, Password: d.Password, MaxSERPsPerRun: d.MaxSERPsPerRun, MaxAgeDays: d.MaxAgeDays,
+		Endpoint: d.Endpoint, Login: d.Login, Password: d.Password, MaxSERPsPerRun: budget, MaxAgeDays: d.MaxAgeDays,
 	}, dataforseo.Options{Logger: m.Logger.With("source", "dataforseo", "country", cc), CheckpointDir: checkpoint})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	got, stats, err := client.FetchSERPs(ctx, country, pick)
 	if err != nil && !errors.Is(err, dataforseo.ErrTasksPending) {
-		return 0, fmt.Errorf("cannot fetch SERPs for %s: %w", country.Code, err)
+		return 0, 0, fmt.Errorf("cannot fetch SERPs for %s: %w", country.Code, err)
 	}
 	if err != nil {
 		m.Logger.Warn("some SERP tasks were not ready; the next run collects them without paying again",
@@ -159,8 +234,9 @@ func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, c
 		serps = append(serps, ingest.SERP{Keyword: k, Rows: rows})
 	}
 	res, err := ingest.WriteSERPs(ctx, cfg.Data, cc, date, serps)
-	m.Logger.Info("SERPs refreshed", "country", cc, "picked", len(pick), "collected", stats.Collected, "failed", stats.Failed, "written", res.Keywords)
-	return res.Keywords, err
+	m.Logger.Info("SERPs refreshed", "country", cc, "budget", budget, "picked", len(pick),
+		"collected", stats.Collected, "failed", stats.Failed, "written", res.Keywords)
+	return res.Keywords, len(pick), err
 }
 
 // lastFetched maps each keyword with a SERP in the lake, no older than

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -375,4 +377,83 @@ dataforseo:
 	if len(first) == 0 || !reflect.DeepEqual(first, second) {
 		t.Errorf("the re-run changed the serps partition: %d rows, then %d", len(first), len(second))
 	}
+}
+
+// TestSERPBudgetIsPerRun shares max_serps_per_run among the countries of a
+// run: what a run pays for never exceeds it, whatever the country count,
+// and what one country leaves unused goes to the countries after it.
+func TestSERPBudgetIsPerRun(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		budget    int
+		countries []string
+		need      map[string]int // SERPs a country has to refresh; absent: more than any share
+		want      []int          // shares, in country order
+	}{
+		{"even", 9, []string{"us", "de", "fr"}, nil, []int{3, 3, 3}},
+		{"remainder goes first", 10, []string{"us", "de", "fr"}, nil, []int{4, 3, 3}},
+		{"unused share carries over", 30, []string{"us", "de", "fr"}, map[string]int{"us": 2}, []int{10, 14, 14}},
+		{"budget below country count", 2, []string{"us", "de", "fr"}, nil, []int{1, 1, 0}},
+		{"file SERPs take no share", 10, []string{"us", "gb", "de"}, nil, []int{5, 0, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &pipelines.Config{
+				Countries:  tc.countries,
+				Files:      map[string]pipelines.FileSources{"gb": {SERPJSONL: []string{"gb.jsonl"}}},
+				DataForSEO: &pipelines.DataForSEOConfig{MaxSERPsPerRun: tc.budget},
+			}
+			b := newSERPBudget(cfg, tc.countries)
+			var got []int
+			total := 0
+			for _, cc := range tc.countries {
+				if !serpsFromAPI(cfg, cc) {
+					got = append(got, 0)
+					continue
+				}
+				share := b.share()
+				got = append(got, share)
+				picked := share
+				if n, ok := tc.need[cc]; ok && n < share {
+					picked = n
+				}
+				b.spend(picked)
+				total += picked
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("shares %v, want %v", got, tc.want)
+			}
+			if total > tc.budget {
+				t.Errorf("the run picked %d SERPs, more than its budget %d", total, tc.budget)
+			}
+		})
+	}
+}
+
+// TestIngestConfigTakesTheRunLock refuses a manual ingest while a run holds
+// the pipeline lock, and a country the config does not list.
+func TestIngestConfigTakesTheRunLock(t *testing.T) {
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 50, 3)
+	cfg, _ := fileConfig(t, dir, c, "")
+	data := filepath.Join(dir, "data")
+
+	release, err := pipelines.Lock(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, _ := testMain(t)
+	err = m.Run(context.Background(), []string{"ingest", "--config", cfg, "--date", "2026-11-21"})
+	if !errors.Is(err, pipelines.ErrLocked) {
+		t.Errorf("ingest while a run holds the lock: err = %v, want the lock refusal", err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+
+	m, _, _ = testMain(t)
+	err = m.Run(context.Background(), []string{"ingest", "--config", cfg, "--date", "2026-11-21", "--country", "de"})
+	if err == nil || !strings.Contains(err.Error(), "not in the countries") {
+		t.Errorf("ingest --country de with countries [us]: err = %v, want a refusal naming the countries", err)
+	}
+	run(t, "ingest", "--config", cfg, "--date", "2026-11-21", "--country", "US")
 }

@@ -102,8 +102,9 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config) pipelines.Options {
 	stages := []pipelines.Stage{
 		{Name: pipelines.StageIngest, Run: func(ctx context.Context, date string, progress func(done, total int64)) (map[string]int64, error) {
 			total := map[string]int64{}
+			budget := newSERPBudget(cfg, cfg.Countries)
 			for _, cc := range cfg.Countries {
-				counts, err := m.ingestCountry(ctx, cfg, cc, date, progress)
+				counts, err := m.ingestCountry(ctx, cfg, cc, date, budget, progress)
 				if err != nil {
 					return total, err
 				}
