@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kwdata/kwdata/kw"
@@ -110,4 +111,48 @@ func (m *metrics) observe(route string, status int, d time.Duration) {
 func (m *metrics) handle(w http.ResponseWriter, r *http.Request) error {
 	m.handler.ServeHTTP(w, r)
 	return nil
+}
+
+// NewRegistry returns a registry holding the Go runtime and process
+// collectors, like the default of Options.Registry. Build one when other
+// collectors (IndexInfoCollector, the access tiers' counters) must share
+// the server's GET /metrics.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// IndexInfoCollector exposes kwdata_index_info{build,data_date,format_version}
+// with the value 1 for the index idx serves, and no series while none is
+// loaded. formatVersion is the index format the serving binary reads; the
+// index refuses any other, so it is the served one's too. The labels are
+// read on each scrape, so a swap shows at the next one.
+func IndexInfoCollector(idx kw.Index, formatVersion int) prometheus.Collector {
+	return indexInfo{
+		idx:     idx,
+		version: strconv.Itoa(formatVersion),
+		desc: prometheus.NewDesc("kwdata_index_info",
+			"The served index: build id, data date and format version; always 1.",
+			[]string{"build", "data_date", "format_version"}, nil),
+	}
+}
+
+type indexInfo struct {
+	idx     kw.Index
+	version string
+	desc    *prometheus.Desc
+}
+
+func (c indexInfo) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c indexInfo) Collect(ch chan<- prometheus.Metric) {
+	i, ok := c.idx.Info()
+	if !ok {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, i.Version, i.DataDate, c.version)
 }

@@ -96,7 +96,14 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		}
 	}()
 
-	acc, err := access.Open(access.Options{Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access")})
+	// One registry, so GET /metrics shows the index and the access tiers
+	// next to the server's own metrics.
+	reg := serve.NewRegistry()
+	reg.MustRegister(serve.IndexInfoCollector(store, index.FormatVersion))
+	acc, err := access.Open(access.Options{
+		Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
+		Metrics: access.NewMetrics(reg),
+	})
 	if err != nil {
 		return fmt.Errorf("cannot open the access store: %w", err)
 	}
@@ -110,7 +117,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	adapter := accessAdapter{acc}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter,
+		Access: adapter, Registrar: adapter, Registry: reg,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

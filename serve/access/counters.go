@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // nShards spreads counters over independent mutexes so that callers on
@@ -191,7 +193,13 @@ func (s *Store) Reserve(ctx context.Context, c Caller, n int) (*Reservation, err
 	default:
 		return nil, fmt.Errorf("cannot reserve for unknown tier %q", c.Tier)
 	}
-	return s.reserve(k, s.opt.Now(), int64(n), limit, policy, ErrQuotaExhausted)
+	r, err := s.reserve(k, s.opt.Now(), int64(n), limit, policy, ErrQuotaExhausted)
+	if err != nil {
+		s.opt.Metrics.refused(c.Tier)
+		return nil, err
+	}
+	r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
+	return r, nil
 }
 
 // reserve is the counted path. limit < 0 means unlimited.
@@ -237,6 +245,9 @@ type Reservation struct {
 	limited bool
 	end     time.Time // end of the counter's window
 	done    atomic.Bool
+	// lookups counts committed lookups for the server's metrics; nil when
+	// the store has no Metrics.
+	lookups prometheus.Counter
 }
 
 // Commit counts counted lookups (clamped to 0..n; a lookup counts when it
@@ -265,6 +276,9 @@ func (r *Reservation) Commit(counted int, h http.Header) {
 	}
 	left := r.limits.Quota - r.c.used - r.c.reserved
 	r.sh.mu.Unlock()
+	if n > 0 && r.lookups != nil {
+		r.lookups.Add(float64(n))
+	}
 	if h != nil && r.limited {
 		l := r.limits
 		l.Remaining, l.Reset = max(left, 0), max(r.end.Sub(now), 0)

@@ -35,6 +35,9 @@ type Options struct {
 	// registry made by other processes, and so how long a revocation takes
 	// to reach a running server. Default 250ms.
 	KeysPollInterval time.Duration
+	// Metrics, if set, counts committed lookups and quota refusals by tier
+	// (see NewMetrics). Default: nil, which counts nothing.
+	Metrics *Metrics
 
 	// fs is the file system of the counter database; tests use a crashable
 	// in-memory one. Default vfs.Default.
