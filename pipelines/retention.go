@@ -28,6 +28,12 @@ type Retention struct {
 	// run date. Default 35, so that month-over-month analysis still finds
 	// last month's partitions.
 	KeepDays int `yaml:"keep_days"`
+	// MaxAgeDays keeps the SERP partitions dated from this many days
+	// before the published build's date up to that date: the similarity
+	// stage of that build may have used any of them. LoadConfig sets it
+	// from dataforseo.max_age_days. Default DefaultMaxAgeDays, the
+	// similarity stage's own default.
+	MaxAgeDays int `yaml:"-"`
 }
 
 // Defaults of Retention.
@@ -55,6 +61,9 @@ func (r Retention) withDefaults() Retention {
 	if r.KeepDays <= 0 {
 		r.KeepDays = DefaultKeepDays
 	}
+	if r.MaxAgeDays <= 0 {
+		r.MaxAgeDays = DefaultMaxAgeDays
+	}
 	return r
 }
 
@@ -63,11 +72,12 @@ func (r Retention) withDefaults() Retention {
 type RetentionReport struct {
 	Published         string   // build id <data>/index/CURRENT names; "" if none
 	PublishedDate     string   // its data date, whose partitions are kept
+	SERPsFrom         string   // SERP partitions from this date to PublishedDate are kept
 	Cutoff            string   // partitions dated before this were deleted
 	KeptBuilds        []string // build ids, oldest first
 	DeletedBuilds     []string
 	DeletedPartitions []string
-	DeletedState      []string // <data>/state/<date> marker folders
+	DeletedState      []string // <data>/state/<date> marker folders and <data>/state/<source>/<cc>/<date> checkpoints
 	DeletedLeftovers  []string // staging and crashed-build leftovers
 }
 
@@ -93,8 +103,12 @@ func RetentionStage(data string, r Retention, logger *slog.Logger) Stage {
 //     newest r.KeepBuilds, ordered by the manifest's built_at then id; the
 //     published build (<data>/index/CURRENT) is never deleted;
 //   - lake partitions dated more than r.KeepDays days before today, except
-//     those of the published build's data date;
-//   - stage markers (<data>/state/<date>/) dated before the same cutoff;
+//     those of the published build's data date and the SERP partitions
+//     dated within r.MaxAgeDays before it, which its similarity stage may
+//     have read;
+//   - stage markers (<data>/state/<date>/) and API checkpoints
+//     (<data>/state/<source>/<cc>/<date>/) dated before the same cutoff,
+//     except those of the published build's data date;
 //   - staging leftovers (<data>/.staging/*, <data>/index/.building-*) not
 //     written to for a day.
 //
@@ -161,10 +175,19 @@ func ApplyRetention(ctx context.Context, data string, r Retention, today string,
 	} else if parts, err = filepath.Glob(filepath.Join(kw.LakeDir(data), "*", "country=*", "date=*")); err != nil {
 		errs = append(errs, fmt.Errorf("cannot list lake partitions: %w", err))
 	}
+	if rep.PublishedDate != "" {
+		if pd, err := time.Parse(kw.DateLayout, rep.PublishedDate); err == nil {
+			rep.SERPsFrom = pd.AddDate(0, 0, -r.MaxAgeDays).Format(kw.DateLayout)
+		}
+	}
 	sort.Strings(parts)
 	for _, p := range parts {
 		d := strings.TrimPrefix(filepath.Base(p), "date=")
 		if !expired(d, rep.Cutoff, rep.PublishedDate) {
+			continue
+		}
+		dataset := filepath.Base(filepath.Dir(filepath.Dir(p)))
+		if dataset == kw.DatasetSERPs && rep.SERPsFrom != "" && d >= rep.SERPsFrom && d <= rep.PublishedDate {
 			continue
 		}
 		remove(p, &rep.DeletedPartitions)
@@ -176,6 +199,23 @@ func ApplyRetention(ctx context.Context, data string, r Retention, today string,
 		for _, e := range entries {
 			if e.IsDir() && expired(e.Name(), rep.Cutoff, rep.PublishedDate) {
 				remove(filepath.Join(StateDir(data), e.Name()), &rep.DeletedState)
+			}
+		}
+		// API checkpoints: <data>/state/<source>/<cc>/<date>/. A checkpoint
+		// only saves paying again for a date that is run again, and dates
+		// past the cutoff have no partitions left to run against.
+		checkpoints, err := filepath.Glob(filepath.Join(StateDir(data), "*", "*", "*"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cannot list API checkpoints: %w", err))
+		}
+		sort.Strings(checkpoints)
+		for _, p := range checkpoints {
+			source := filepath.Base(filepath.Dir(filepath.Dir(p)))
+			if _, err := time.Parse(kw.DateLayout, source); err == nil {
+				continue // a marker folder's content
+			}
+			if info, err := os.Stat(p); err == nil && info.IsDir() && expired(filepath.Base(p), rep.Cutoff, rep.PublishedDate) {
+				remove(p, &rep.DeletedState)
 			}
 		}
 	}

@@ -220,3 +220,77 @@ func TestRetentionRejectsABadDate(t *testing.T) {
 		t.Error("ApplyRetention accepted date \"yesterday\"")
 	}
 }
+
+// TestRetentionKeepsThePublishedSERPWindow keeps every SERP partition the
+// published build's similarity stage may have read (its date and MaxAgeDays
+// before), even past KeepDays, while other datasets of those dates go.
+func TestRetentionKeepsThePublishedSERPWindow(t *testing.T) {
+	data := t.TempDir()
+	writeBuild(t, data, "b1", "2026-10-10", time.Date(2026, 10, 10, 4, 0, 0, 0, time.UTC))
+	publish(t, data, "b1")
+	dates := []string{"2026-09-29", "2026-09-30", "2026-10-05", "2026-10-10", "2026-10-20"}
+	for _, d := range dates {
+		writePartition(t, data, kw.DatasetSERPs, "us", d)
+		writePartition(t, data, kw.DatasetKeywords, "us", d)
+	}
+	r := Retention{KeepDays: 5, MaxAgeDays: 10}
+	rep, err := ApplyRetention(context.Background(), data, r, "2026-10-20", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SERPsFrom != "2026-09-30" {
+		t.Errorf("SERPsFrom = %s, want 2026-09-30", rep.SERPsFrom)
+	}
+	for _, tc := range []struct {
+		dataset string
+		want    []string
+	}{
+		{kw.DatasetSERPs, []string{"2026-09-30", "2026-10-05", "2026-10-10", "2026-10-20"}},
+		{kw.DatasetKeywords, []string{"2026-10-10", "2026-10-20"}},
+	} {
+		var got []string
+		for _, d := range dates {
+			if exists(t, kw.PartitionDir(data, tc.dataset, "us", d)) {
+				got = append(got, d)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s dates kept = %v, want %v", tc.dataset, got, tc.want)
+		}
+	}
+}
+
+// TestRetentionRemovesOldAPICheckpoints deletes the API checkpoints
+// (<data>/state/<source>/<cc>/<date>) dated before the cutoff, but not the
+// published date's nor anything not named by a date.
+func TestRetentionRemovesOldAPICheckpoints(t *testing.T) {
+	data := t.TempDir()
+	writeBuild(t, data, "b1", "2026-09-01", time.Date(2026, 9, 1, 4, 0, 0, 0, time.UTC))
+	publish(t, data, "b1")
+	var paths []string
+	for _, source := range []string{"googleads", "dataforseo"} {
+		for _, d := range []string{"2026-08-01", "2026-09-01", "2026-11-20", "notes"} {
+			p := filepath.Join(StateDir(data), source, "us", d)
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p, "checkpoint.json"), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	rep, err := ApplyRetention(context.Background(), data, Retention{}, "2026-11-21", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		want := !strings.HasSuffix(p, "2026-08-01")
+		if got := exists(t, p); got != want {
+			t.Errorf("%s exists = %v, want %v", p, got, want)
+		}
+	}
+	if len(rep.DeletedState) != 2 {
+		t.Errorf("report deleted state %v, want the two old checkpoints", rep.DeletedState)
+	}
+}
