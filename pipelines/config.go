@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwdata/kwdata/ingest/dataforseo"
+	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
 	"gopkg.in/yaml.v3"
 )
@@ -66,7 +68,8 @@ type FileSources struct {
 type GoogleAdsConfig struct {
 	// Endpoint is the API root. Default https://googleads.googleapis.com.
 	Endpoint string `yaml:"endpoint"`
-	// APIVersion is the REST version path element. Default "v22".
+	// APIVersion is the REST version path element. Default
+	// DefaultGoogleAdsVersion, the version the client is written against.
 	APIVersion string `yaml:"api_version"`
 	// CustomerID is the account the planner runs as (digits; dashes are
 	// removed). Required.
@@ -94,23 +97,26 @@ type DataForSEOConfig struct {
 	// Login and Password are the HTTP Basic credentials. Required.
 	Login    string `yaml:"login"`
 	Password string `yaml:"password"`
-	// MaxSERPsPerRun is the SERP refresh budget of one run, oldest first.
-	// Default 10000.
+	// MaxSERPsPerRun is the SERP refresh budget of one run, shared by all
+	// its countries, oldest first. Default DefaultMaxSERPsPerRun.
 	MaxSERPsPerRun int `yaml:"max_serps_per_run"`
 	// MaxAgeDays is the age after which a keyword's SERP is stale and no
-	// longer used by the similarity stage. Default 30.
+	// longer used by the similarity stage. Default 30. It must not exceed
+	// retention.keep_days, or retention would delete SERPs still in use.
 	MaxAgeDays int `yaml:"max_age_days"`
 }
 
-// Defaults of the configuration file.
+// Defaults of the configuration file. The source defaults are the client
+// packages' own, so a key left out means the same as a client left at its
+// zero value.
 const (
 	DefaultTimezone          = "UTC"
-	DefaultGoogleAdsEndpoint = "https://googleads.googleapis.com"
-	DefaultGoogleAdsVersion  = "v22"
-	DefaultGoogleAdsTokenURL = "https://oauth2.googleapis.com/token"
-	DefaultDataForSEO        = "https://api.dataforseo.com"
-	DefaultMaxSERPsPerRun    = 10000
-	DefaultMaxAgeDays        = 30
+	DefaultGoogleAdsEndpoint = googleads.DefaultEndpoint
+	DefaultGoogleAdsVersion  = googleads.DefaultAPIVersion
+	DefaultGoogleAdsTokenURL = googleads.DefaultTokenURL
+	DefaultDataForSEO        = dataforseo.DefaultEndpoint
+	DefaultMaxSERPsPerRun    = dataforseo.DefaultMaxSERPsPerRun
+	DefaultMaxAgeDays        = dataforseo.DefaultMaxAgeDays
 )
 
 // maxConfigBytes bounds what LoadConfig reads; a configuration file is a
@@ -485,6 +491,11 @@ func (c *Config) finish(dir string, missing map[string][]string) error {
 		if d.MaxAgeDays < 0 {
 			p.addf("dataforseo.max_age_days is %d; write a positive number of days such as %d", d.MaxAgeDays, DefaultMaxAgeDays)
 		}
+		if d.MaxAgeDays > 0 && c.Retention.KeepDays < d.MaxAgeDays {
+			p.addf("retention.keep_days is %d but dataforseo.max_age_days is %d: retention would delete SERPs the similarity stage still uses; write keep_days: %d or more, or a smaller max_age_days",
+				c.Retention.KeepDays, d.MaxAgeDays, d.MaxAgeDays)
+		}
+		c.Retention.MaxAgeDays = d.MaxAgeDays
 	}
 
 	// Any other reference to an unset variable is a mistake too, except

@@ -77,7 +77,7 @@ func TestLoadConfigFull(t *testing.T) {
 	if cfg.Location == nil || cfg.Location.String() != "Europe/Berlin" {
 		t.Errorf("location = %v", cfg.Location)
 	}
-	if cfg.Retention != (Retention{KeepBuilds: 5, KeepDays: 40}) {
+	if cfg.Retention != (Retention{KeepBuilds: 5, KeepDays: 40, MaxAgeDays: 30}) {
 		t.Errorf("retention = %+v", cfg.Retention)
 	}
 	if cfg.Keywords["us"] != filepath.Join(dir, "seeds/us.txt") || cfg.Keywords["de"] != "/abs/seeds/de.txt" {
@@ -107,7 +107,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if cfg.Data != "/srv/kwdata" || cfg.Timezone != "UTC" || cfg.Schedule != "" {
 		t.Errorf("cfg = %+v", cfg)
 	}
-	if cfg.Retention != (Retention{KeepBuilds: DefaultKeepBuilds, KeepDays: DefaultKeepDays}) {
+	if cfg.Retention != (Retention{KeepBuilds: DefaultKeepBuilds, KeepDays: DefaultKeepDays, MaxAgeDays: DefaultMaxAgeDays}) {
 		t.Errorf("retention = %+v, want the defaults", cfg.Retention)
 	}
 	if g := cfg.GoogleAds; g.Endpoint != DefaultGoogleAdsEndpoint || g.APIVersion != DefaultGoogleAdsVersion || g.TokenURL != DefaultGoogleAdsTokenURL || g.RequestsPerSecond != 1 {
@@ -152,6 +152,10 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"negative retention", base + "retention: { keep_builds: -1 }\n", nil, []string{"retention.keep_builds", "at least 2"}},
 		{"one build", base + "retention: { keep_builds: 1 }\n", nil, []string{"retention.keep_builds", "at least 2"}},
 		{"no days", base + "retention: { keep_days: -5 }\n", nil, []string{"retention.keep_days", "at least 1"}},
+		{"keep_days below max_age_days", base + "retention: { keep_days: 20 }\ndataforseo: { login: a, password: b, max_age_days: 30 }\n", nil,
+			[]string{"retention.keep_days is 20", "max_age_days is 30", "keep_days: 30 or more"}},
+		{"max_age_days above default keep_days", base + "dataforseo: { login: a, password: b, max_age_days: 60 }\n", nil,
+			[]string{"retention.keep_days is 35", "max_age_days is 60"}},
 		{"wrong type", base + "retention: { keep_days: lots }\n", nil, []string{"line 5", "lots"}},
 		{"empty file", "\n# nothing\n", nil, []string{"empty"}},
 		{"two documents", base + "---\ndata: other\n", nil, []string{"more than one YAML document"}},

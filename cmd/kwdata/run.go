@@ -134,7 +134,11 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config) pipelines.Options {
 			return map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}, err
 		}},
 	}
+	// Retention keeps every SERP partition the similarity stage may read
+	// for the published build.
+	retention := cfg.Retention
+	retention.MaxAgeDays = maxAge
 	return pipelines.Options{
-		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: cfg.Retention, Progress: m.progress,
+		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: retention, Progress: m.progress,
 	}
 }

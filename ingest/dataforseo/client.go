@@ -22,7 +22,7 @@ import (
 // Defaults of Config and Options.
 const (
 	DefaultEndpoint       = "https://api.dataforseo.com"
-	DefaultMaxSERPsPerRun = 1000
+	DefaultMaxSERPsPerRun = 10000
 	DefaultMaxAgeDays     = 30
 	// Depth is the number of results asked for: the top 20, which the
 	// service crawls as two result pages of 10.

@@ -37,7 +37,7 @@ const Source = "googleads"
 // one to one onto it.
 type Config struct {
 	Endpoint          string  // API root; default DefaultEndpoint. Tests point it at a fake.
-	APIVersion        string  // "v22"; default DefaultAPIVersion.
+	APIVersion        string  // REST version path element, e.g. "v22"; default DefaultAPIVersion.
 	CustomerID        string  // account the planner runs as; dashes are removed.
 	LoginCustomerID   string  // manager account, sent as login-customer-id when set.
 	TokenURL          string  // OAuth2 token endpoint; default DefaultTokenURL.
