@@ -125,7 +125,7 @@ func BenchmarkLookup(b *testing.B) {
 	data, m := sharedBenchIndex(b)
 	keys := benchLake.keys
 	b.ReportMetric(float64(m.Bytes)/float64(m.Keys), "index-bytes/keyword")
-	for _, cache := range []int64{64 << 20, 8 << 20} {
+	for _, cache := range []int64{256 << 20, 64 << 20, 8 << 20} {
 		b.Run(fmt.Sprintf("cache=%dMiB", cache>>20), func(b *testing.B) {
 			s, err := OpenStore(context.Background(), data, StoreOptions{CacheBytes: cache})
 			if err != nil {

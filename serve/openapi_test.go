@@ -343,7 +343,7 @@ func TestOpenAPIValid(t *testing.T) {
 
 func TestOpenAPIHandler(t *testing.T) {
 	ds := newDemoServer(t)
-	w := do(t, ds, "GET", "/v1/openapi.json", nil)
+	w := do(t, ds, "GET", "/v1/openapi.json", http.Header{"Origin": {"https://agent.example"}})
 	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !bytes.Equal(w.Body.Bytes(), openAPIDoc) {
 		t.Fatalf("status %d, Content-Type %q, %d bytes", w.Code, w.Header().Get("Content-Type"), w.Body.Len())
 	}

@@ -96,7 +96,8 @@ func TestCORS(t *testing.T) {
 		{"preflight GET", "OPTIONS", "/v1/keyword", http.Header{"Origin": {"https://agent.example"}, "Access-Control-Request-Method": {"GET"},
 			"Access-Control-Request-Headers": {"authorization"}}, 204, true, "GET, HEAD"},
 		{"preflight POST", "OPTIONS", "/v1/keywords", http.Header{"Origin": {"https://agent.example"}, "Access-Control-Request-Method": {"POST"}}, 204, true, "POST"},
-		{"countries", "GET", "/v1/countries", nil, 200, true, ""},
+		{"countries", "GET", "/v1/countries", http.Header{"Origin": {"null"}}, 200, true, ""},
+		{"no Origin, no CORS fields", "GET", "/v1/keyword?q=running+shoes", nil, 200, false, ""},
 		{"pages are not shared", "GET", "/", http.Header{"Origin": {"https://agent.example"}}, 200, false, ""},
 		{"MCP is not shared", "OPTIONS", "/mcp", http.Header{"Origin": {"https://agent.example"}, "Access-Control-Request-Method": {"POST"}}, 405, false, ""},
 		{"unknown v1 path", "OPTIONS", "/v1/nothing", nil, 404, false, ""},
@@ -123,7 +124,7 @@ func TestCORS(t *testing.T) {
 			}
 		})
 	}
-	if len(ds.access.admits) != 1 {
+	if len(ds.access.admits) != 2 { // the two keyword lookups; never a preflight
 		t.Errorf("preflights reached Access: %v", ds.access.admits)
 	}
 }

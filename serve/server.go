@@ -209,7 +209,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	sw.Header()["X-Content-Type-Options"] = nosniffValue
 	cors := rt != nil && strings.HasPrefix(rt.pattern, corsPrefix)
-	if cors {
+	if cors && r.Header["Origin"] != nil {
 		setCORS(sw.Header())
 	}
 
