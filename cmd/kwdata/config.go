@@ -30,7 +30,7 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 		cfg.Data = data
 	}
 	if date == "" {
-		date = pipelines.DateAt(time.Now(), cfg.Location)
+		date = pipelines.DateAt(m.now(), cfg.Location)
 	}
 	countries := cfg.Countries
 	if country != "" {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -43,6 +44,17 @@ type Main struct {
 	Logger *slog.Logger
 	// Getenv resolves ${VAR} in configuration files; os.Getenv by default.
 	Getenv func(string) string
+	// Now is the clock of pipeline run dates and run history; time.Now
+	// when nil.
+	Now func() time.Time
+}
+
+// now reads m.Now, or the wall clock when it is unset.
+func (m *Main) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
 }
 
 // NewMain returns a Main wired to the process's standard streams.

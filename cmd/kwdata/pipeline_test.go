@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,5 +266,121 @@ func TestScheduleConfig(t *testing.T) {
 		if len(r.Stages) != len(first.Stages) {
 			t.Errorf("later scheduled run lists %d stages, the first %d", len(r.Stages), len(first.Stages))
 		}
+	}
+}
+
+// TestScheduleDayByDay runs `kwdata schedule` with a clock that the test
+// moves one day forward after each complete run: two nights publish two
+// builds of two data dates, and on the third a build-index failure leaves
+// the second build published and is recorded in the history.
+func TestScheduleDayByDay(t *testing.T) {
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 200, 13)
+	cfg, _ := fileConfig(t, dir, c, "schedule: \"@every 1s\"\n")
+	data := filepath.Join(dir, "data")
+
+	// The clock runs at wall-clock speed from 03:00 on the first night,
+	// plus the days the test has moved it.
+	first := time.Date(2026, 11, 19, 3, 0, 0, 0, time.UTC)
+	start := time.Now()
+	var day atomic.Int64
+	m, _, errb := testMain(t)
+	m.Now = func() time.Time { return first.AddDate(0, 0, int(day.Load())).Add(time.Since(start)) }
+	days := []string{"2026-11-19", "2026-11-20", "2026-11-21"}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"schedule", "--config", cfg}) }()
+
+	// waitRun waits for a finished scheduled run of date and returns it.
+	waitRun := func(date string) pipelines.RunRecord {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			select {
+			case err := <-done:
+				t.Fatalf("schedule returned early: %v\nstderr: %s", err, errb)
+			default:
+			}
+			runs, err := pipelines.ReadHistory(data, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range runs {
+				if r.Date == date && (r.Status == pipelines.StatusOK || r.Status == pipelines.StatusFailed) {
+					return r
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no scheduled run of %s finished within 20s", date)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// dataDate reads the data date of a build from its manifest.
+	dataDate := func(build string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(kw.IndexDir(data), build, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var man struct {
+			DataDate string `json:"data_date"`
+		}
+		if err := json.Unmarshal(b, &man); err != nil {
+			t.Fatal(err)
+		}
+		return man.DataDate
+	}
+
+	var builds []string
+	for i, d := range days[:2] {
+		r := waitRun(d)
+		if r.Status != pipelines.StatusOK || r.Trigger != pipelines.TriggerSchedule {
+			t.Fatalf("night %d: run of %s is %s %s (%s), want ok schedule", i+1, d, r.Status, r.Trigger, r.Error)
+		}
+		b := currentBuild(t, data)
+		if got := dataDate(b); got != d {
+			t.Errorf("night %d: published build %s has data date %s, want %s", i+1, b, got, d)
+		}
+		builds = append(builds, b)
+		if i == 1 {
+			// The third night's build-index finds a keywords partition it
+			// cannot read: a country nobody configured, damaged.
+			writeTestFile(t, data, "lake/keywords/country=de/date="+days[2]+"/part-00000.parquet", "not parquet")
+		}
+		day.Add(1)
+	}
+	if builds[0] == builds[1] {
+		t.Fatalf("both nights published build %s", builds[0])
+	}
+
+	r := waitRun(days[2])
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("schedule returned %v after cancel, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("schedule did not return within 30s of cancel")
+	}
+	if r.Status != pipelines.StatusFailed || !strings.Contains(r.Error, "build-index") {
+		t.Errorf("third night: run is %s (%q), want failed with its error", r.Status, r.Error)
+	}
+	var stages []string
+	for _, st := range r.Stages {
+		stages = append(stages, st.Stage+"="+st.Status)
+	}
+	want := []string{"ingest=ok", "similarity=ok", "build-index=failed"}
+	if !slices.Equal(stages, want) {
+		t.Errorf("third night's stages = %v, want %v", stages, want)
+	}
+	if got := currentBuild(t, data); got != builds[1] {
+		t.Errorf("after the failed night CURRENT is %s, want the second night's %s", got, builds[1])
+	}
+	if _, err := os.Stat(filepath.Join(kw.IndexDir(data), builds[1], "manifest.json")); err != nil {
+		t.Errorf("the published build %s is gone: %v", builds[1], err)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/similarity"
@@ -31,7 +30,7 @@ func (m *Main) runRun(ctx context.Context, args []string) error {
 		return err
 	}
 	if *date == "" {
-		*date = pipelines.DateAt(time.Now(), cfg.Location)
+		*date = pipelines.DateAt(m.now(), cfg.Location)
 	}
 	opt := m.pipelineOptions(cfg)
 	opt.Force = *force
@@ -139,6 +138,6 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config) pipelines.Options {
 	retention := cfg.Retention
 	retention.MaxAgeDays = maxAge
 	return pipelines.Options{
-		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: retention, Progress: m.progress,
+		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: retention, Progress: m.progress, Now: m.Now,
 	}
 }
