@@ -2,10 +2,12 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -168,28 +170,95 @@ func writeRPC(w http.ResponseWriter, status int, v any) error {
 }
 
 // checkOrigin refuses browser requests from other sites (403), which
-// protects a server on a local address from DNS rebinding. Programs send no
-// Origin; a page of the server itself, or of localhost, may call.
+// protects the endpoint from DNS rebinding: a page of evil.example whose name
+// is made to resolve to this server sends Host and Origin both
+// evil.example, so matching the Origin against Host proves nothing.
+// Programs send no Origin and may call; so may pages on a loopback host
+// (localhost, 127.0.0.0/8, ::1), which only the machine itself can serve,
+// and pages of an origin passed to AllowMCPOrigins.
 func checkOrigin(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return nil
 	}
-	u, err := url.Parse(origin)
-	if err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
-		if strings.EqualFold(u.Host, r.Host) {
-			return nil
-		}
-		switch strings.ToLower(u.Hostname()) {
-		case "localhost", "127.0.0.1", "::1":
-			return nil
-		}
+	if u, err := parseOrigin(origin); err == nil && (loopbackHost(u.Hostname()) || r.Context().Value(originAllowedKey{}) != nil) {
+		return nil
 	}
 	if len(origin) > 64 {
 		origin = origin[:64] + "…"
 	}
 	return HTTPError{Status: http.StatusForbidden, Code: CodeForbiddenOrigin,
-		Msg: fmt.Sprintf("Origin %q may not call this MCP endpoint; call it from a program (no Origin), from this site or from localhost.", origin)}
+		Msg: fmt.Sprintf("Origin %q may not call this MCP endpoint; call it from a program (no Origin) or from a page on localhost.", origin)}
+}
+
+// loopbackHost reports whether host (no port, no brackets) names the
+// machine itself.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// parseOrigin parses a web origin, "scheme://host[:port]" with scheme http
+// or https, and returns it lower-cased with the scheme's default port
+// dropped, so equal origins compare equal as strings.
+func parseOrigin(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, fmt.Errorf("%q is not an origin; use scheme://host[:port], e.g. https://kwdata.example.com", s)
+	}
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		u.Host = strings.TrimSuffix(u.Host, ":"+p)
+	}
+	u.Path = ""
+	return u, nil
+}
+
+// originAllowedKey marks, in a request's context, an Origin that
+// AllowMCPOrigins lets call POST /mcp.
+type originAllowedKey struct{}
+
+// AllowMCPOrigins returns a handler that passes every request to h and lets
+// web pages of the given origins (e.g. "https://kwdata.example.com") call
+// POST /mcp, besides the programs and loopback pages h always lets. With no
+// origins it returns h itself, so the default costs nothing; otherwise the
+// cost on other routes is one path comparison.
+func AllowMCPOrigins(h http.Handler, origins []string) (http.Handler, error) {
+	if len(origins) == 0 {
+		return h, nil
+	}
+	a := &originAllower{next: h, allowed: map[string]bool{}}
+	for _, o := range origins {
+		u, err := parseOrigin(strings.TrimSpace(o))
+		if err != nil {
+			return nil, fmt.Errorf("cannot allow origin: %w", err)
+		}
+		a.allowed[u.String()] = true
+	}
+	return a, nil
+}
+
+type originAllower struct {
+	next    http.Handler
+	allowed map[string]bool // parseOrigin(o).String()
+}
+
+func (a *originAllower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/mcp" {
+		if o := r.Header.Get("Origin"); o != "" {
+			if u, err := parseOrigin(o); err == nil && a.allowed[u.String()] {
+				r = r.WithContext(context.WithValue(r.Context(), originAllowedKey{}, true))
+			}
+		}
+	}
+	a.next.ServeHTTP(w, r)
 }
 
 // mcpMessage handles one message. answer is false for notifications and

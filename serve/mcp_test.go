@@ -284,7 +284,7 @@ func TestMCPRaw(t *testing.T) {
 		{name: "null id", body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, wantStatus: 200, wantCode: -32600},
 		{name: "object id", body: `{"jsonrpc":"2.0","id":{},"method":"ping"}`, wantStatus: 200, wantCode: -32600},
 		{name: "no method", body: `{"jsonrpc":"2.0","id":1}`, wantStatus: 200, wantCode: -32600},
-		{name: "same-site origin", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: http.Header{"Origin": {"https://kwdata.example"}}, wantStatus: 200},
+		{name: "origin matching host (DNS rebinding)", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: http.Header{"Origin": {"https://kwdata.example"}}, wantStatus: 403},
 		{name: "localhost origin", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: http.Header{"Origin": {"http://localhost:6274"}}, wantStatus: 200},
 		{name: "loopback origin", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: http.Header{"Origin": {"http://127.0.0.1:3000"}}, wantStatus: 200},
 		{name: "foreign origin", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: http.Header{"Origin": {"https://kwdata.example.evil.test"}}, wantStatus: 403},

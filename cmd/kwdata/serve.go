@@ -26,6 +26,10 @@ func init() {
 type serveConfig struct {
 	data, addr string
 	trusted    []netip.Prefix
+	// allowedOrigins are web origins ("https://kwdata.example.com") whose
+	// pages may call POST /mcp. Default: none; programs (no Origin) and
+	// pages on a loopback host may always call it.
+	allowedOrigins []string
 	// pprof, if not empty, is the address of a separate listener for
 	// net/http/pprof; never the public one.
 	pprof string
@@ -34,19 +38,24 @@ type serveConfig struct {
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--trusted-proxy CIDR]... [--pprof 127.0.0.1:6060]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--trusted-proxy CIDR]... [--allowed-origin URL]... [--pprof 127.0.0.1:6060]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
+	var origins stringList
+	fs.Var(&origins, "allowed-origin", "web origin, e.g. https://kwdata.example.com, whose pages may call POST /mcp (repeatable); default none besides localhost")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if err := require([2]string{"data", *data}); err != nil {
 		return err
 	}
-	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr}
+	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins}
+	if _, err := serve.AllowMCPOrigins(http.NotFoundHandler(), origins); err != nil {
+		return usageError{fmt.Errorf("--allowed-origin: %w", err)}
+	}
 	for _, p := range proxies {
 		pfx, err := netip.ParsePrefix(p)
 		if err != nil {
@@ -119,6 +128,10 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
 		Access: adapter, Registrar: adapter, Registry: reg,
 	})
+	handler, err := serve.AllowMCPOrigins(h, cfg.allowedOrigins)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
@@ -134,7 +147,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}
-	return serve.Serve(ctx, ln, h, m.Logger.With("component", "http"))
+	return serve.Serve(ctx, ln, handler, m.Logger.With("component", "http"))
 }
 
 // servePprof serves net/http/pprof on its own listener, so the profiler is

@@ -1,0 +1,86 @@
+package serve
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestMCPOrigins(t *testing.T) {
+	ds := newDemoServer(t)
+	allowing, err := AllowMCPOrigins(ds, []string{"https://KWDATA.example.com/", "http://tools.example:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	tests := []struct {
+		name         string
+		host, origin string
+		configured   bool // through AllowMCPOrigins
+		want         int
+	}{
+		{"no origin", "kwdata.example", "", false, 200},
+		{"rebinding: origin host equals Host", "evil.example", "http://evil.example", false, 403},
+		{"rebinding with allowed origins", "evil.example", "http://evil.example", true, 403},
+		{"localhost", "evil.example", "http://localhost:6274", false, 200},
+		{"127.0.0.0/8", "kwdata.example", "http://127.1.2.3:3000", false, 200},
+		{"::1", "kwdata.example", "http://[::1]:3000", false, 200},
+		{"mapped loopback", "kwdata.example", "http://[::ffff:127.0.0.1]", false, 200},
+		{"localhost look-alike", "kwdata.example", "http://localhost.evil.example", false, 403},
+		{"configured origin, not allowed by default", "kwdata.example.com", "https://kwdata.example.com", false, 403},
+		{"configured origin", "kwdata.example.com", "https://kwdata.example.com", true, 200},
+		{"configured origin, default port", "kwdata.example.com", "https://kwdata.example.com:443", true, 200},
+		{"configured origin with port", "x", "http://tools.example:8080", true, 200},
+		{"configured host, other scheme", "kwdata.example.com", "http://kwdata.example.com", true, 403},
+		{"configured host, other port", "x", "http://tools.example", true, 403},
+		{"null origin", "kwdata.example", "null", true, 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h http.Handler = ds
+			if tt.configured {
+				h = allowing
+			}
+			header := http.Header{}
+			if tt.origin != "" {
+				header.Set("Origin", tt.origin)
+			}
+			w := mcpPostHost(t, h, tt.host, ping, header)
+			if w.Code != tt.want {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.want, w.Body)
+			}
+			if tt.want == 403 {
+				checkProblem(t, w, CodeForbiddenOrigin)
+			}
+		})
+	}
+}
+
+func TestAllowMCPOriginsRefusesNonOrigins(t *testing.T) {
+	ds := newDemoServer(t)
+	if h, err := AllowMCPOrigins(ds, nil); err != nil || h != http.Handler(ds) {
+		t.Errorf("no origins: got %v, %v; want the handler itself", h, err)
+	}
+	for _, o := range []string{"kwdata.example.com", "ftp://kwdata.example.com", "https://kwdata.example.com/mcp", "https://", "https://u@kwdata.example.com", "*"} {
+		if _, err := AllowMCPOrigins(ds, []string{o}); err == nil {
+			t.Errorf("AllowMCPOrigins(%q) succeeded", o)
+		}
+	}
+}
+
+// mcpPostHost is mcpPost with the request's Host set to host.
+func mcpPostHost(tb testing.TB, h http.Handler, host, body string, header http.Header) *httptest.ResponseRecorder {
+	tb.Helper()
+	return mcpPost(tb, hostHandler{h, host}, body, header)
+}
+
+// hostHandler sets the Host of requests before h answers them.
+type hostHandler struct {
+	h    http.Handler
+	host string
+}
+
+func (hh hostHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Host = hh.host
+	hh.h.ServeHTTP(w, r)
+}
