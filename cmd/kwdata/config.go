@@ -173,14 +173,28 @@ func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config,
 	recs, err := client.HistoricalMetrics(ctx, country, universe)
 	var quota *googleads.QuotaExhaustedError
 	if errors.As(err, &quota) {
-		return 0, fmt.Errorf("the Google Ads daily quota is used up after %d of %d batches for %s; run the same date again after %s, finished batches are kept",
-			quota.BatchesDone, quota.BatchesTotal, country.Code, quota.RetryAfter.Round(time.Minute))
+		return 0, quotaStopError(quota, country.Code)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("cannot fetch keyword metrics for %s: %w", country.Code, err)
 	}
 	res, err := ingest.WriteKeywords(ctx, cfg.Data, cc, date, recs)
 	return res.Keywords, err
+}
+
+// quotaStopError tells the operator when to run a date again after the
+// Google Ads quota stopped it. The service does not always name a delay,
+// and a short one must not round down to "0s".
+func quotaStopError(quota *googleads.QuotaExhaustedError, country string) error {
+	when := "later (the service named no delay; the daily quota comes back within a day)"
+	switch d := quota.RetryAfter; {
+	case d >= time.Minute:
+		when = "after " + d.Round(time.Minute).String()
+	case d > 0:
+		when = "after " + d.Round(time.Second).String()
+	}
+	return fmt.Errorf("the Google Ads quota is used up after %d of %d batches for %s; run the same date again %s, finished batches are kept",
+		quota.BatchesDone, quota.BatchesTotal, country, when)
 }
 
 // keywordName reads only the keyword column of a partition.

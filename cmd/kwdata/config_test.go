@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/kw/lake"
 	"github.com/kwdata/kwdata/pipelines"
@@ -456,4 +458,21 @@ func TestIngestConfigTakesTheRunLock(t *testing.T) {
 		t.Errorf("ingest --country de with countries [us]: err = %v, want a refusal naming the countries", err)
 	}
 	run(t, "ingest", "--config", cfg, "--date", "2026-11-21", "--country", "US")
+}
+
+// TestQuotaStopError says when to run again, and never "after 0s".
+func TestQuotaStopError(t *testing.T) {
+	for _, tc := range []struct {
+		delay time.Duration
+		want  string
+	}{
+		{0, "run the same date again later"},
+		{10 * time.Second, "again after 10s"},
+		{90 * time.Minute, "again after 1h30m0s"},
+	} {
+		msg := quotaStopError(&googleads.QuotaExhaustedError{RetryAfter: tc.delay, BatchesDone: 2, BatchesTotal: 5}, "US").Error()
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, " 0s") || !strings.Contains(msg, "2 of 5 batches for US") {
+			t.Errorf("delay %s: %q, want it to contain %q", tc.delay, msg, tc.want)
+		}
+	}
 }
