@@ -101,7 +101,8 @@ func normalizeKeyword(s string) (string, error) {
 var trackingParams = map[string]bool{"gclid": true, "fbclid": true, "msclkid": true}
 
 // URLKey returns the key under which two result URLs count as the same page
-// (SPEC §3): no scheme, lower-case host without "www." and without port 80
+// (SPEC §3): no scheme, lower-case host without a leading "www." (one,
+// not repeated) and without port 80
 // or 443, no fragment, no trailing "/" (an empty path is "/"), no tracking
 // parameters, remaining parameters sorted by name then value.
 func URLKey(raw string) (string, error) {
@@ -121,10 +122,9 @@ func URLKey(raw string) (string, error) {
 		return "", fmt.Errorf("cannot parse url: %w", err)
 	}
 	host := strings.ToLower(u.Hostname())
-	// Strip "www." as often as it leads, so that a key is its own key.
-	for strings.HasPrefix(host, "www.") {
-		host = host[len("www."):]
-	}
+	// One leading "www." only, as SPEC §3 says: www.www.example.com is
+	// another host than example.com, and its key keeps one "www.".
+	host = strings.TrimPrefix(host, "www.")
 	if host == "" {
 		return "", fmt.Errorf("url %q has no host", raw)
 	}
