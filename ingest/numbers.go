@@ -7,12 +7,13 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Numbers in planner exports are English-formatted decimal text: digits,
-// optionally grouped in threes by commas, optionally a point and a
-// fraction. They are parsed exactly, in integers, so that "1.23" is
+// optionally grouped in threes by commas or spaces, optionally a point and
+// a fraction. They are parsed exactly, in integers, so that "1.23" is
 // 1_230_000 micros and never 1_229_999.
 
 // decimal is a parsed non-negative decimal number.
@@ -26,9 +27,17 @@ var errNotNumber = errors.New("not a number")
 // maxWholeDigits keeps whole*10^6 inside int64.
 const maxWholeDigits = 12
 
-// parseDecimal parses "1234", "1,234", "1,234.56" or ".5". A comma must
-// separate groups of exactly three digits, so "1,23" (a decimal comma) is
-// refused rather than read as 123.
+// isGroupSep reports whether r may separate groups of three digits: a
+// comma, or a space, no-break space (U+00A0) or narrow no-break space
+// (U+202F), which locales and spreadsheets put there.
+func isGroupSep(r rune) bool {
+	return r == ',' || r == ' ' || r == '\u00A0' || r == '\u202F'
+}
+
+// parseDecimal parses "1234", "1,234", "1 234", "1,234.56" or ".5". A
+// separator must separate groups of exactly three digits, and one number
+// uses one kind of separator, so "1,23" (a decimal comma) and "1,234 567"
+// are refused rather than guessed at.
 func parseDecimal(s string) (decimal, error) {
 	whole, frac, hasPoint := strings.Cut(s, ".")
 	if hasPoint && frac == "" || whole == "" && frac == "" {
@@ -40,9 +49,9 @@ func parseDecimal(s string) (decimal, error) {
 		}
 	}
 	var d decimal
-	digits, group := 0, -1 // group counts digits since the last comma; -1 before any
-	for i := 0; i < len(whole); i++ {
-		c := whole[i]
+	var sep rune           // the group separator, once one is seen
+	digits, group := 0, -1 // group counts digits since the last separator; -1 before any
+	for _, c := range whole {
 		switch {
 		case c >= '0' && c <= '9':
 			digits++
@@ -53,11 +62,11 @@ func parseDecimal(s string) (decimal, error) {
 			if group >= 0 {
 				group++
 			}
-		case c == ',':
+		case isGroupSep(c) && (sep == 0 || c == sep):
 			if digits == 0 || (group >= 0 && group != 3) || (group < 0 && digits > 3) {
 				return decimal{}, errNotNumber
 			}
-			group = 0
+			sep, group = c, 0
 		default:
 			return decimal{}, errNotNumber
 		}
@@ -82,6 +91,20 @@ func (d decimal) scaled(scale int) int64 {
 		v++
 	}
 	return v
+}
+
+// trimUSD removes the marks of a USD amount: a leading "$" or "US$" and a
+// trailing " USD". marked says whether it had any.
+func trimUSD(s string) (amount string, marked bool) {
+	if t, ok := strings.CutPrefix(s, "US$"); ok {
+		s, marked = t, true
+	} else if t, ok := strings.CutPrefix(s, "$"); ok {
+		s, marked = t, true
+	}
+	if t, ok := strings.CutSuffix(s, "USD"); ok && t != strings.TrimRightFunc(t, unicode.IsSpace) {
+		s, marked = strings.TrimRightFunc(t, unicode.IsSpace), true
+	}
+	return s, marked
 }
 
 // parseMicros parses an amount of money into micros of its currency.

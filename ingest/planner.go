@@ -40,8 +40,8 @@ const (
 	colCompetitionIndex = "Competition (indexed value)"
 	colBidLow           = "Top of page bid (low range)"
 	colBidHigh          = "Top of page bid (high range)"
-	colAvgCPC           = "Avg. CPC" // older exports; preferred over the bid midpoint
-	monthPrefix         = "Searches: "
+	colAvgCPC           = "Avg. CPC"  // older exports; preferred over the bid midpoint
+	monthPrefix         = "Searches:" // then " Mon YYYY", the space optional
 )
 
 // plannerColumns maps the fields to their column index (-1 when absent).
@@ -93,7 +93,7 @@ func mapColumns(header []string) (plannerColumns, []string) {
 		}
 	}
 	if len(c.months) == 0 {
-		missing = append(missing, monthPrefix+"Mon YYYY")
+		missing = append(missing, monthPrefix+" Mon YYYY")
 	}
 	return c, missing
 }
@@ -222,6 +222,12 @@ func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 	}
 	p := &plannerParser{name: name, rates: rates, ranges: map[string]string{}}
 	p.cols, st.MissingColumns = mapColumns(header)
+	if p.cols.volume < 0 {
+		// Without volumes every record would say 0 searches, which looks
+		// like data; an export of some other report is refused instead.
+		return nil, st, &FormatError{File: name, Format: "a Keyword Planner export",
+			Expected: fmt.Sprintf("a header row with an %q column; the one at line %d has none", colVolume, lr.n)}
+	}
 
 	var recs []kw.KeywordRecord
 	var cells []string
@@ -297,7 +303,8 @@ func cell(cells []string, i int) string {
 	return strings.TrimSpace(cells[i])
 }
 
-// numeric returns the cell of a number column; dashes mean no value.
+// numeric returns the cell of a column where dashes, like a blank, mean no
+// value: the numbers, and the competition level.
 func numeric(cells []string, i int) string {
 	switch c := cell(cells, i); c {
 	case "-", "--", "–", "—":
@@ -332,7 +339,11 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 		if s == "" {
 			return 0, false, ""
 		}
-		v, err := parseMicros(s)
+		amount, usd := trimUSD(s)
+		if usd && conv != nil {
+			return 0, false, fmt.Sprintf("%s %q is in USD but the row's currency is %s", p.cols.names[col], s, cell(cells, c.currency))
+		}
+		v, err := parseMicros(amount)
 		if err == nil && conv != nil {
 			var fits bool
 			if v, fits = conv.convert(v); !fits {
@@ -377,7 +388,7 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 		}
 	}
 
-	switch s := cell(cells, c.level); strings.ToLower(s) {
+	switch s := numeric(cells, c.level); strings.ToLower(s) {
 	case "":
 	case "low":
 		rec.CompetitionLevel = "LOW"
