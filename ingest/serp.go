@@ -17,9 +17,6 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// MaxResults is the number of results kept of each SERP: its top 20.
-const MaxResults = 20
-
 // Limits of the SERP reader.
 const (
 	// chunkSize is the size of the blocks of whole lines handed to the
@@ -53,17 +50,24 @@ type serpResult struct {
 
 // rank decodes a result's rank without failing its line: a rank that is
 // not a positive integer (3, 3.0 or "3") leaves ok false, and the result is
-// skipped.
+// skipped. A result without a rank (or with a null one) leaves set false,
+// and the result takes its position in the results array.
 type rank struct {
-	v  int32
-	ok bool
+	v   int32
+	ok  bool
+	set bool // the line gave a rank, valid or not
 }
 
 func (r *rank) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*r = rank{}
+		return nil
+	}
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
 		b = b[1 : len(b)-1]
 	}
 	r.v, r.ok = parseRank(string(b))
+	r.set = true
 	return nil
 }
 
@@ -72,10 +76,13 @@ func (r *rank) UnmarshalJSON(b []byte) error {
 // Blank lines are skipped; lines may be many megabytes long.
 //
 // For every accepted line, in file order, emit gets the normalized keyword
-// and its rows: sorted by rank (ties keep their order), the first
-// MaxResults of them, each with its rank as given and its kw.URLKey. A
-// result without a positive integer rank or without a valid URL key is
-// dropped and counted, not the line; duplicate URLs stay (overlap counts
+// and its rows: sorted by rank (ties keep their order), those ranked 1 to
+// kw.MaxRank and at most kw.MaxRank of them (the rest are counted as
+// truncated), each with its rank and its kw.URLKey. A result without a
+// rank (or with a null one) is ranked by its 1-based position in the
+// results array. A result whose rank is not a positive integer, or without
+// a valid URL key, is dropped and counted as skipped, not the line; a line
+// left without rows is still accepted. Duplicate URLs stay (overlap counts
 // each key once). A line without a country is taken to be of the run's
 // country. emit may keep rows. Lines are parsed in parallel, but emit and
 // bad (which may be nil) are called from the calling goroutine only.
@@ -355,7 +362,9 @@ func (p *serpParser) parseLine(b []byte, res *chunkResult) (s SERP, isSERP bool,
 	if b[0] != '{' {
 		return s, false, "not a JSON object"
 	}
-	if !p.fast(b) {
+	// fast cannot tell a missing rank (ranked by position) from an invalid
+	// one (skipped); slow decides lines that have either.
+	if !p.fast(b) || p.unranked() {
 		if reason := p.slow(b); reason != "" {
 			return s, false, reason
 		}
@@ -371,18 +380,27 @@ func (p *serpParser) parseLine(b []byte, res *chunkResult) (s SERP, isSERP bool,
 	}
 
 	ranked := p.ranked[:0]
-	for _, r := range p.results {
-		if !r.rank.ok {
+	for i, r := range p.results {
+		v := r.rank.v
+		switch {
+		case r.rank.ok:
+		case r.rank.set: // a rank, but not a positive integer
 			res.skipped++
 			continue
+		default: // no rank: its position
+			v = int32(min(i+1, math.MaxInt32))
 		}
-		ranked = append(ranked, rankedResult{r.rank.v, r.url})
+		if !kw.InTop(v) {
+			res.truncated++
+			continue
+		}
+		ranked = append(ranked, rankedResult{v, r.url})
 	}
 	p.ranked = ranked
 	slices.SortStableFunc(ranked, func(a, b rankedResult) int { return int(a.rank) - int(b.rank) })
-	if len(ranked) > MaxResults {
-		res.truncated += len(ranked) - MaxResults
-		ranked = ranked[:MaxResults]
+	if len(ranked) > kw.MaxRank {
+		res.truncated += len(ranked) - kw.MaxRank
+		ranked = ranked[:kw.MaxRank]
 	}
 	rows := p.rows(len(ranked))
 	for _, r := range ranked {
@@ -396,6 +414,16 @@ func (p *serpParser) parseLine(b []byte, res *chunkResult) (s SERP, isSERP bool,
 	p.slab = p.slab[len(rows):]
 	s.Rows = rows
 	return s, true, ""
+}
+
+// unranked reports whether a result of the line lacks a valid rank.
+func (p *serpParser) unranked() bool {
+	for _, r := range p.results {
+		if !r.rank.ok {
+			return true
+		}
+	}
+	return false
 }
 
 // slow decodes a line with encoding/json, for every shape fast declines.
@@ -464,7 +492,7 @@ func (p *serpParser) resolve(b []byte) resolvedURL {
 // slab.
 func (p *serpParser) rows(n int) []kw.SERPRow {
 	if len(p.slab) < n {
-		p.slab = make([]kw.SERPRow, max(n, 64*MaxResults))
+		p.slab = make([]kw.SERPRow, max(n, 64*kw.MaxRank))
 	}
 	return p.slab[:0:n]
 }

@@ -98,6 +98,49 @@ func TestParseSERPJSONL(t *testing.T) {
 			truncated: 5,
 		},
 		{
+			name: "results without a rank take their position",
+			input: `{"keyword": "a", "results": [{"url": "https://p1.com"}, {"rank": 1, "url": "https://r1.com"}, ` +
+				`{"url": "https://p3.com", "rank": null}, {"rank": 0, "url": "https://zero.com"}]}` + "\n" +
+				`{"keyword": "b", "results": [{"url": "https://b1.com"}, {"url": "https://b2.com"}]}` + "\n",
+			want: []SERP{
+				{"a", []kw.SERPRow{row("a", 1, "https://p1.com", "p1.com/"), row("a", 1, "https://r1.com", "r1.com/"),
+					row("a", 3, "https://p3.com", "p3.com/")}},
+				{"b", []kw.SERPRow{row("b", 1, "https://b1.com", "b1.com/"), row("b", 2, "https://b2.com", "b2.com/")}},
+			},
+			skipped: 1,
+		},
+		{
+			name: "ranks past 20 truncated even with fewer than 20 results",
+			input: serpJSON("a", "us", 21, "https://r21.com", 3, "https://r3.com", 20, "https://r20.com",
+				2147483647, "https://max.com") + "\n",
+			want:      []SERP{{"a", []kw.SERPRow{row("a", 3, "https://r3.com", "r3.com/"), row("a", 20, "https://r20.com", "r20.com/")}}},
+			truncated: 2,
+		},
+		{
+			name: "ties at the top: at most 20 rows",
+			input: serpJSON("a", "us", func() []any {
+				var r []any
+				for i := range 22 {
+					r = append(r, 1+i/2, fmt.Sprintf("https://t%d.com", i))
+				}
+				return r
+			}()...) + "\n",
+			want: []SERP{{"a", func() []kw.SERPRow {
+				var r []kw.SERPRow
+				for i := range 20 {
+					r = append(r, row("a", int32(1+i/2), fmt.Sprintf("https://t%d.com", i), fmt.Sprintf("t%d.com/", i)))
+				}
+				return r
+			}()}},
+			truncated: 2,
+		},
+		{
+			name:    "a line whose results all drop is kept, its results counted",
+			input:   serpJSON("a", "us", 1, "", 2, "not a url ://") + "\n",
+			want:    []SERP{{"a", []kw.SERPRow{}}},
+			skipped: 2,
+		},
+		{
 			name: "bad results skipped, not the line",
 			input: serpJSON("a", "us", 1, "", 2, "https://", 3, "not a url ://", 0, "https://zero.com", -1, "https://neg.com",
 				"x", "https://str.com", 4, "https://ok.com", 5.0, "https://float.com", 5.5, "https://half.com", "6", "https://quoted.com") + "\n",

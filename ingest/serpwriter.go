@@ -31,7 +31,8 @@ const DefaultSpillBytes = 1 << 30
 // file in the lake's staging folder; Commit merges the runs with what is
 // left in memory. Memory stays bounded whatever the number of SERPs, and
 // the partition is the same as if everything had been sorted at once: rows
-// sorted by keyword then rank, one SERP a keyword, the last one added.
+// sorted by keyword then rank, one SERP a keyword: the last one added with
+// rows, or the last one added when none of the keyword's has rows.
 //
 // A SERPWriter is not safe for concurrent use. Commit or Abort it; either
 // removes the run files.
@@ -81,16 +82,21 @@ func (w *SERPWriter) Add(s SERP) error {
 	return w.err
 }
 
-// sortMem sorts the SERPs in memory by keyword and keeps the last of each
-// keyword, and returns how many it dropped.
+// sortMem sorts the SERPs in memory by keyword and keeps one of each
+// keyword (see wins), and returns how many it dropped.
 func (w *SERPWriter) sortMem() int {
 	slices.SortStableFunc(w.mem, func(a, b SERP) int { return strings.Compare(a.Keyword, b.Keyword) })
 	out := w.mem[:0]
-	for i, s := range w.mem {
-		if i+1 < len(w.mem) && w.mem[i+1].Keyword == s.Keyword {
-			continue
+	for i := 0; i < len(w.mem); {
+		keep := w.mem[i]
+		j := i + 1
+		for ; j < len(w.mem) && w.mem[j].Keyword == keep.Keyword; j++ {
+			if wins(w.mem[j], keep) {
+				keep = w.mem[j]
+			}
 		}
-		out = append(out, s)
+		out = append(out, keep)
+		i = j
 	}
 	dups := len(w.mem) - len(out)
 	clear(w.mem[len(out):])
@@ -182,11 +188,20 @@ func (w *SERPWriter) Abort() {
 	w.runs = nil
 }
 
-// merge hands every keyword's last SERP to put in keyword order and returns
-// the number of SERPs dropped for a later one of the same keyword, spills
-// included. The runs
-// come in the order they were spilled and mem after them, so among equal
-// keywords the source with the highest index wins.
+// wins reports whether later, added after earlier for the same keyword,
+// replaces it: the last SERP with rows wins, and an empty one (every result
+// dropped, or none fetched) only replaces another empty one. A keyword's
+// results are not erased by a later failed fetch of the same keyword.
+func wins(later, earlier SERP) bool {
+	return len(later.Rows) > 0 || len(earlier.Rows) == 0
+}
+
+// merge hands every keyword's SERP (see wins) to put in keyword order and
+// returns the number of SERPs dropped for another of the same keyword,
+// spills included. The runs come in the order they were spilled and mem
+// after them, so among equal keywords sources come out in the order their
+// SERPs were added; each run already holds one SERP a keyword, chosen the
+// same way, so choosing again across runs gives what one sort would.
 func (w *SERPWriter) merge(put func(SERP) error) (dups int, err error) {
 	dups = w.dups + w.sortMem()
 	if len(w.runs) == 0 {
@@ -216,14 +231,16 @@ func (w *SERPWriter) merge(put func(SERP) error) (dups int, err error) {
 	if err := h.push(&runSource{mem: w.mem, index: len(w.runs)}); err != nil {
 		return dups, err
 	}
-	// Sources at the same keyword come out by index: the last one wins.
+	// Sources at the same keyword come out by index, oldest first.
 	for h.Len() > 0 {
 		s := h.srcs[0].cur
 		if err := h.advance(); err != nil {
 			return dups, err
 		}
 		for h.Len() > 0 && h.srcs[0].cur.Keyword == s.Keyword {
-			s = h.srcs[0].cur
+			if next := h.srcs[0].cur; wins(next, s) {
+				s = next
+			}
 			dups++
 			if err := h.advance(); err != nil {
 				return dups, err

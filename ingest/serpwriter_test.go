@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -33,11 +34,14 @@ func randomSERPs(rng *rand.Rand, n int) []SERP {
 }
 
 // expectSERPs is the partition serps must give, computed the plain way:
-// the last SERP of each keyword, keywords in order, rows by rank.
+// the last SERP with rows of each keyword (the last one when none has
+// rows), keywords in order, rows by rank.
 func expectSERPs(serps []SERP) (rows []kw.SERPRow, res WriteResult) {
 	last := map[string]SERP{}
 	for _, s := range serps {
-		last[s.Keyword] = s
+		if prev, ok := last[s.Keyword]; !ok || len(s.Rows) > 0 || len(prev.Rows) == 0 {
+			last[s.Keyword] = s
+		}
 	}
 	res.Duplicates = len(serps) - len(last)
 	res.Keywords = len(last)
@@ -211,5 +215,39 @@ func TestRunSpillsSERPs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(parts[0], parts[1]) {
 		t.Errorf("partitions differ: %d rows in memory, %d spilled", len(parts[0]), len(parts[1]))
+	}
+}
+
+// TestSERPWriterLastNonEmptyWins checks that an empty SERP never replaces
+// one with rows, in memory and across spilled runs alike.
+func TestSERPWriterLastNonEmptyWins(t *testing.T) {
+	r := func(url string) []kw.SERPRow { return []kw.SERPRow{{Rank: 1, URL: url, URLKey: url}} }
+	serps := []SERP{
+		{"a", r("a-old")}, {"a", r("a-new")}, {"a", nil}, // empty last: a-new stays
+		{"b", nil}, {"b", r("b-only")}, {"b", nil},
+		{"c", nil}, {"c", nil}, // never any rows: written empty
+		{"d", r("d-old")}, {"d", nil}, {"d", r("d-new")},
+	}
+	want := []kw.SERPRow{row("a", 1, "a-new", "a-new"), row("b", 1, "b-only", "b-only"), row("d", 1, "d-new", "d-new")}
+	for _, budget := range []int{math.MaxInt, 1, 150, 300} {
+		t.Run(fmt.Sprintf("budget%d", budget), func(t *testing.T) {
+			data := t.TempDir()
+			w := NewSERPWriter(data, "us", "2026-03-01", budget)
+			for _, s := range cloneSERPs(serps) {
+				if err := w.Add(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := w.Commit(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantRes := (WriteResult{Keywords: 4, Rows: 3, Duplicates: 7}); res != wantRes {
+				t.Errorf("result = %+v, want %+v", res, wantRes)
+			}
+			if got := readPartition[kw.SERPRow](t, data, kw.DatasetSERPs, "us", "2026-03-01"); !reflect.DeepEqual(got, want) {
+				t.Errorf("partition\n got %+v\nwant %+v", got, want)
+			}
+		})
 	}
 }

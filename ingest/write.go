@@ -15,7 +15,7 @@ import (
 // source produces them.
 type SERP struct {
 	Keyword string       // normalized
-	Rows    []kw.SERPRow // at most MaxResults, in rank order
+	Rows    []kw.SERPRow // at most kw.MaxRank, in rank order
 }
 
 // WriteResult counts what a writer put into the lake.
@@ -72,8 +72,8 @@ func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.Ke
 
 // WriteSERPs writes serps as the serps partition of country and date,
 // atomically, replacing a partition of the same date. It keeps the last
-// SERP of each keyword in serps (the newest, when sources append as they
-// fetch); rows are written sorted by keyword, then rank, with their Keyword
+// SERP with rows of each keyword in serps (the newest, when sources append
+// as they fetch), or the last one when none has rows; rows are written sorted by keyword, then rank, with their Keyword
 // set to their SERP's. serps and the rows are reordered and reused in
 // place; callers must not use them afterwards. SERPWriter does the same
 // for more SERPs than fit in memory.

@@ -513,13 +513,16 @@ func (c *Client) getTask(ctx context.Context, id string) outcome {
 }
 
 // organicRows keeps the organic items, ordered by rank_group (then
-// rank_absolute), drops those whose URL kw.URLKey refuses, and numbers the
-// first Depth of the rest 1..n. Keyword is filled in by the caller.
+// rank_absolute), applies the top-20 rule of kw.MaxRank with rank_group as
+// the rank (items ranked past kw.MaxRank dropped, then at most kw.MaxRank
+// kept), drops those whose URL kw.URLKey refuses, and numbers the rest
+// 1..n. Keyword is filled in by the caller.
 func organicRows(results []serpResult) ([]kw.SERPRow, int) {
 	var items []serpItem
 	for _, res := range results {
 		for _, it := range res.Items {
-			if it.Type == "organic" {
+			// A rank_group outside int32 must not wrap into the top.
+			if rank := int32(it.RankGroup); it.Type == "organic" && int(rank) == it.RankGroup && kw.InTop(rank) {
 				items = append(items, it)
 			}
 		}
@@ -530,12 +533,12 @@ func organicRows(results []serpResult) ([]kw.SERPRow, int) {
 		}
 		return items[i].RankAbsolute < items[j].RankAbsolute
 	})
+	if len(items) > kw.MaxRank {
+		items = items[:kw.MaxRank]
+	}
 	var rows []kw.SERPRow
 	skipped := 0
 	for _, it := range items {
-		if len(rows) == Depth {
-			break
-		}
 		key, err := kw.URLKey(it.URL)
 		if err != nil {
 			skipped++

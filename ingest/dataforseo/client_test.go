@@ -257,6 +257,37 @@ func TestOrganicRows(t *testing.T) {
 		{"bad urls skipped and renumbered", []serpItem{
 			item("organic", 1, 1, ""), item("organic", 2, 2, "http://"), item("organic", 3, 3, "https://ok.example/x"),
 		}, []string{"https://ok.example/x"}, 2},
+		{"rank_group past 20, zero or out of range dropped", []serpItem{
+			item("organic", 21, 22, "https://r21.example/"), item("organic", 0, 1, "https://r0.example/"),
+			item("organic", 1<<32+1, 2, "https://wrap.example/"), item("organic", -1, 3, "https://neg.example/"),
+			item("organic", 20, 21, "https://r20.example/"), item("organic", 3, 4, "https://r3.example/"),
+		}, []string{"https://r3.example/", "https://r20.example/"}, 0},
+		{"a bad url in the top 20 is not replaced by rank 21", func() []serpItem {
+			items := []serpItem{item("organic", 1, 1, "http://")}
+			for i := 2; i <= 21; i++ {
+				items = append(items, item("organic", i, i, fmt.Sprintf("https://s%02d.example/", i)))
+			}
+			return items
+		}(), func() []string {
+			var u []string
+			for i := 2; i <= 20; i++ {
+				u = append(u, fmt.Sprintf("https://s%02d.example/", i))
+			}
+			return u
+		}(), 1},
+		{"ties: at most 20", func() []serpItem {
+			var items []serpItem
+			for i := range 22 {
+				items = append(items, item("organic", 1+i/2, i+1, fmt.Sprintf("https://t%02d.example/", i)))
+			}
+			return items
+		}(), func() []string {
+			var u []string
+			for i := range 20 {
+				u = append(u, fmt.Sprintf("https://t%02d.example/", i))
+			}
+			return u
+		}(), 0},
 		{"at most 20", many, func() []string {
 			var u []string
 			for i := 1; i <= 20; i++ {
