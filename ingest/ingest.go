@@ -38,8 +38,9 @@ type Options struct {
 	// earlier ones, which decides ties between duplicates.
 	PlannerCSV []string
 	// SERPJSONL are SERP JSONL files; when given, the serps partition is
-	// written from them. A keyword on several lines keeps its last line, and
-	// later files come after earlier ones. At least one of PlannerCSV and
+	// written from them. A keyword on several lines keeps its last line
+	// with results (its last line when none has any), and later files come
+	// after earlier ones. At least one of PlannerCSV and
 	// SERPJSONL is required.
 	SERPJSONL []string
 	// USDRate maps a currency code (either case) to its value in USD per unit
@@ -112,7 +113,7 @@ type Report struct {
 	SERPRows       int // result rows written
 	SERPDuplicates int // SERP lines replaced by a later line of the same keyword
 	SkippedResults int // results dropped: no valid rank or no valid URL key
-	Truncated      int // results dropped beyond the top MaxResults of a line
+	Truncated      int // results dropped for a rank past kw.MaxRank, or beyond kw.MaxRank of a line
 
 	Bad      []BadRow // the first MaxBadRows bad rows
 	BadCount int      // all bad rows
@@ -130,9 +131,9 @@ func (r *Report) addBad(b BadRow) {
 // the keywords partition when PlannerCSV is given, the serps partition when
 // SERPJSONL is, each written atomically. Every file is parsed before
 // anything is written: if one is rejected whole (not the expected format, a
-// currency without a rate, a read error, ctx done), Run writes nothing and
-// returns the error with the report so far. Bad rows do not fail the run;
-// they are in the report. Should writing the serps partition fail, the
+// currency without a rate, bad rows and no good one, a read error, ctx
+// done), Run writes nothing and returns the error with the report so far.
+// Otherwise bad rows do not fail the run; they are in the report. Should writing the serps partition fail, the
 // keywords partition written just before stays.
 func Run(ctx context.Context, opt Options) (Report, error) {
 	opt, err := opt.withDefaults()
@@ -146,7 +147,11 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	var recs []kw.KeywordRecord
 	if len(opt.PlannerCSV) > 0 {
 		err := eachFile(ctx, opt.PlannerCSV, StagePlanner, opt.Progress, func(r io.Reader, name string) error {
-			got, st, err := ParsePlanner(r, name, opt.USDRate, rep.addBad)
+			fb := fileBad{add: rep.addBad}
+			got, st, err := ParsePlanner(r, name, opt.USDRate, fb.bad)
+			if err == nil {
+				err = fb.refuse(name, st)
+			}
 			if err != nil {
 				return err
 			}
@@ -170,13 +175,17 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	if len(opt.SERPJSONL) > 0 {
 		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, opt.Progress, func(r io.Reader, name string) error {
 			var spillErr error
+			fb := fileBad{add: rep.addBad}
 			st, err := ParseSERPJSONL(r, name, opt.Country, func(keyword string, rows []kw.SERPRow) {
 				if spillErr == nil {
 					spillErr = serps.Add(SERP{Keyword: keyword, Rows: rows})
 				}
-			}, rep.addBad)
+			}, fb.bad)
 			if err == nil {
 				err = spillErr
+			}
+			if err == nil {
+				err = fb.refuse(name, st)
 			}
 			rep.SERPLines += st.Lines
 			rep.SkippedResults += st.SkippedResults
@@ -212,6 +221,31 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		"serps", rep.SERPs, "serp_rows", rep.SERPRows, "bad", rep.BadCount,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return rep, nil
+}
+
+// fileBad passes one file's bad rows on to the report and remembers the
+// first, to name it should the file have no good row.
+type fileBad struct {
+	add   func(BadRow)
+	first BadRow
+	seen  bool
+}
+
+func (f *fileBad) bad(b BadRow) {
+	if !f.seen {
+		f.first, f.seen = b, true
+	}
+	f.add(b)
+}
+
+// refuse returns a *NoGoodRowsError for a file with bad rows and no good
+// one. A file without data rows (empty SERP JSONL, a header-only export)
+// is not refused: it says there is nothing, not that it is the wrong file.
+func (f *fileBad) refuse(name string, st ParseStats) error {
+	if st.Bad == 0 || st.Records > 0 {
+		return nil
+	}
+	return &NoGoodRowsError{File: name, Bad: st.Bad, First: f.first}
 }
 
 // eachFile opens each file in turn and hands it to fn through a reader that

@@ -24,7 +24,7 @@ type ParseStats struct {
 
 	Rows           int // SERP result rows emitted
 	SkippedResults int // SERP results dropped: no valid rank or no valid URL key
-	Truncated      int // SERP results dropped beyond the top MaxResults of a line
+	Truncated      int // SERP results dropped for a rank past kw.MaxRank, or beyond kw.MaxRank of a line
 
 	// MissingColumns names the known planner columns the header lacks; the
 	// fields they feed are left zero.
@@ -41,6 +41,21 @@ type FormatError struct {
 
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("%s: not %s: expected %s", e.File, e.Format, e.Expected)
+}
+
+// NoGoodRowsError reports a file in the expected format whose every data
+// row is bad: a file for another country, or an export whose columns all
+// fail. Ingesting it would replace the partition with nothing, so Run
+// refuses it and writes nothing.
+type NoGoodRowsError struct {
+	File  string
+	Bad   int    // bad rows in the file
+	First BadRow // the first of them
+}
+
+func (e *NoGoodRowsError) Error() string {
+	return fmt.Sprintf("%s: none of its %d data rows is usable, so nothing was written; the first, line %d: %s",
+		e.File, e.Bad, e.First.Line, e.First.Reason)
 }
 
 // CurrencyError reports a planner export whose amounts are in a currency

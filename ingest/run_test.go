@@ -258,3 +258,64 @@ func TestWriteSERPs(t *testing.T) {
 		t.Errorf("written\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestRunRefusesFilesWithoutGoodRows checks that a file whose every data
+// row is bad (a file of another country, an export whose rows all fail)
+// fails the run and leaves the partitions of an earlier run in place,
+// while files with some good rows, or with no data rows at all, are
+// ingested as before.
+func TestRunRefusesFilesWithoutGoodRows(t *testing.T) {
+	dir := t.TempDir()
+	goodSERPs := writeFile(t, dir, "good.jsonl", []byte(serpJSON("a", "gb", 1, "https://a.com")+"\n"))
+	goodPlan := writeFile(t, dir, "good.csv", []byte(tsv([]string{"Keyword", "Avg. monthly searches"}, []string{"a", "10"})))
+	usSERPs := writeFile(t, dir, "us.jsonl", []byte("\n"+serpJSON("a", "us", 1, "https://a.com")+"\n"+serpJSON("b", "us", 1, "https://b.com")+"\n"))
+	badPlan := writeFile(t, dir, "bad.csv", []byte(tsv(preamble1, []string{"Keyword", "Avg. monthly searches"},
+		[]string{"a", "lots"}, []string{"", "5"})))
+	mixedSERPs := writeFile(t, dir, "mixed.jsonl", []byte(serpJSON("a", "us", 1, "https://a.com")+"\n"+serpJSON("b", "gb", 1, "https://b.com")+"\n"))
+	emptySERPs := writeFile(t, dir, "empty.jsonl", nil)
+	headerOnly := writeFile(t, dir, "header.csv", []byte(tsv([]string{"Keyword", "Avg. monthly searches"})))
+	tests := []struct {
+		name     string
+		opt      Options
+		err      string // "" when the run succeeds
+		keywords int    // rows of the keywords partition afterwards
+		serps    int
+	}{
+		{"SERP file of another country", Options{SERPJSONL: []string{usSERPs}},
+			usSERPs + ": none of its 2 data rows is usable, so nothing was written; the first, line 2: country us in a gb run", 1, 1},
+		{"SERP file of another country after a good one", Options{SERPJSONL: []string{goodSERPs, usSERPs}},
+			usSERPs + ": none of its 2 data rows", 1, 1},
+		{"planner export whose rows all fail", Options{PlannerCSV: []string{badPlan}, SERPJSONL: []string{goodSERPs}},
+			badPlan + `: none of its 2 data rows is usable, so nothing was written; the first, line 3: Avg. monthly searches "lots" is not a search volume`, 1, 1},
+		{"some good rows", Options{SERPJSONL: []string{mixedSERPs}}, "", 1, 1},
+		{"empty SERP file", Options{SERPJSONL: []string{emptySERPs}}, "", 1, 0},
+		{"header-only export", Options{PlannerCSV: []string{headerOnly}}, "", 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := t.TempDir()
+			if _, err := Run(context.Background(), Options{Data: data, Date: "2026-03-01", Country: "gb",
+				PlannerCSV: []string{goodPlan}, SERPJSONL: []string{goodSERPs}}); err != nil {
+				t.Fatal(err)
+			}
+			opt := tt.opt
+			opt.Data, opt.Date, opt.Country = data, "2026-03-01", "gb"
+			_, err := Run(context.Background(), opt)
+			if tt.err == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.err != "" {
+				var ng *NoGoodRowsError
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.As(err, &ng) {
+					t.Fatalf("err = %v, want a *NoGoodRowsError containing %q", err, tt.err)
+				}
+			}
+			if n := len(readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "gb", "2026-03-01")); n != tt.keywords {
+				t.Errorf("keywords partition has %d rows, want %d", n, tt.keywords)
+			}
+			if n := len(readPartition[kw.SERPRow](t, data, kw.DatasetSERPs, "gb", "2026-03-01")); n != tt.serps {
+				t.Errorf("serps partition has %d rows, want %d", n, tt.serps)
+			}
+		})
+	}
+}
