@@ -134,7 +134,8 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request) error {
 // the keyword_lookup_bulk tool. Valid keywords are reserved with Access up
 // front, so the request is refused whole (a *QuotaError, 429) when the
 // allowance cannot cover it; invalid keywords are neither reserved nor
-// counted, and neither are lookups that fail inside the server. The
+// counted, and neither are lookups that fail inside the server. With no
+// valid keyword the key is still authenticated (Admit of 0 lookups). The
 // rate-limit fields of the counted lookups go to h.
 func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h http.Header) ([]bulkItem, kw.IndexInfo, error) {
 	items := make([]bulkItem, len(keywords))
@@ -150,10 +151,17 @@ func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h 
 	if !ok {
 		return nil, info, fmt.Errorf("cannot answer a bulk request: %w", kw.ErrNoIndex)
 	}
+	ctx := r.Context()
 	if valid == 0 {
+		// Nothing to count, but an unknown or revoked key still gets its
+		// 401: reserve nothing, only authenticate.
+		t, err := s.access.Admit(ctx, r, s.clientAddr(r), 0)
+		if err != nil {
+			return nil, info, fmt.Errorf("cannot admit a bulk request without valid keywords: %w", err)
+		}
+		t.Cancel()
 		return items, info, nil
 	}
-	ctx := r.Context()
 	t, err := s.access.Admit(ctx, r, s.clientAddr(r), valid)
 	if err != nil {
 		return nil, info, bulkRefusal(err, valid)

@@ -150,7 +150,10 @@ func RequestKey(r *http.Request) (key string, present bool) {
 }
 
 // Admit identifies the caller of r (see RequestKey and Identify) and
-// reserves n lookups for it: the whole counted path in one call.
+// reserves n lookups for it: the whole counted path in one call. n == 0
+// only authenticates: an unknown key is still ErrInvalidKey, but no
+// allowance is consulted and the Reservation returned is already ended, so
+// a request with nothing to count gets its 401 and never a 429.
 func (s *Store) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*Reservation, error) {
 	key, present := RequestKey(r)
 	if present && key == "" {
@@ -159,6 +162,11 @@ func (s *Store) Admit(ctx context.Context, r *http.Request, client netip.Addr, n
 	c, err := s.Identify(ctx, key, client)
 	if err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		res := &Reservation{}
+		res.done.Store(true)
+		return res, nil
 	}
 	return s.Reserve(ctx, c, n)
 }
