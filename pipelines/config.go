@@ -88,6 +88,10 @@ type GoogleAdsConfig struct {
 	DeveloperToken string `yaml:"developer_token"`
 	// RequestsPerSecond paces API requests. Default 1.
 	RequestsPerSecond float64 `yaml:"requests_per_second"`
+	// ExpandIdeas is the most new keywords a run adds to each country's
+	// keyword list from GenerateKeywordIdeas, seeded with that list, before
+	// fetching metrics. Default 0: no expansion.
+	ExpandIdeas int `yaml:"expand_ideas"`
 }
 
 // DataForSEOConfig is the dataforseo section.
@@ -470,6 +474,9 @@ func (c *Config) finish(dir string, missing map[string][]string) error {
 		required("googleads.refresh_token", g.RefreshToken, "${GOOGLE_ADS_REFRESH_TOKEN}")
 		if g.RequestsPerSecond < 0 || g.RequestsPerSecond > 100 {
 			p.addf("googleads.requests_per_second is %v; write a positive number such as 1", g.RequestsPerSecond)
+		}
+		if g.ExpandIdeas < 0 {
+			p.addf("googleads.expand_ideas is %d; write the most new keywords a run may add per country, or 0 for none", g.ExpandIdeas)
 		}
 	}
 	if d := c.DataForSEO; d != nil {

@@ -29,6 +29,7 @@ googleads:
   refresh_token: ${GOOGLE_ADS_REFRESH_TOKEN}
   developer_token: ${GOOGLE_ADS_DEVELOPER_TOKEN}
   requests_per_second: 1
+  expand_ideas: 50
 dataforseo:
   endpoint: https://api.dataforseo.com
   login: ${DATAFORSEO_LOGIN}
@@ -89,7 +90,7 @@ func TestLoadConfigFull(t *testing.T) {
 	}
 	g := cfg.GoogleAds
 	if g == nil || g.ClientID != "client-id" || g.ClientSecret != fullEnv["GOOGLE_ADS_CLIENT_SECRET"] || g.RefreshToken != "~" ||
-		g.DeveloperToken != "" || g.CustomerID != "123-456-7890" || g.RequestsPerSecond != 1 {
+		g.DeveloperToken != "" || g.CustomerID != "123-456-7890" || g.RequestsPerSecond != 1 || g.ExpandIdeas != 50 {
 		t.Errorf("googleads = %+v", g)
 	}
 	d := cfg.DataForSEO
@@ -156,6 +157,8 @@ func TestLoadConfigErrors(t *testing.T) {
 			[]string{"retention.keep_days is 20", "max_age_days is 30", "keep_days: 30 or more"}},
 		{"max_age_days above default keep_days", base + "dataforseo: { login: a, password: b, max_age_days: 60 }\n", nil,
 			[]string{"retention.keep_days is 35", "max_age_days is 60"}},
+		{"negative expansion", base + "googleads: { customer_id: \"1234567890\", client_id: a, client_secret: b, refresh_token: c, expand_ideas: -1 }\n", nil,
+			[]string{"googleads.expand_ideas is -1"}},
 		{"wrong type", base + "retention: { keep_days: lots }\n", nil, []string{"line 5", "lots"}},
 		{"empty file", "\n# nothing\n", nil, []string{"empty"}},
 		{"two documents", base + "---\ndata: other\n", nil, []string{"more than one YAML document"}},

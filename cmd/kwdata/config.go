@@ -170,6 +170,12 @@ func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config,
 	if err != nil {
 		return 0, err
 	}
+	if g.ExpandIdeas > 0 {
+		universe, err = client.ExpandUniverse(ctx, country, universe, g.ExpandIdeas)
+		if err != nil {
+			return 0, fmt.Errorf("cannot expand the keyword list of %s: %w", country.Code, err)
+		}
+	}
 	recs, err := client.HistoricalMetrics(ctx, country, universe)
 	var quota *googleads.QuotaExhaustedError
 	if errors.As(err, &quota) {

@@ -468,3 +468,34 @@ func TestDecodeErrorShapes(t *testing.T) {
 		t.Errorf("non-JSON error body lost: %v", e)
 	}
 }
+
+func TestExpandUniverse(t *testing.T) {
+	tests := []struct {
+		name     string
+		keywords []string
+		maxNew   int
+		want     []string
+		requests int
+	}{
+		{"off", []string{"Running Shoes", "hiking boots"}, 0, []string{"running shoes", "hiking boots"}, 0},
+		{"listed ideas are not new", []string{"running shoes", "trail running shoes"}, 10,
+			[]string{"running shoes", "trail running shoes", "best running shoes", "running shoes for women"}, 2},
+		{"stops at maxNew", []string{"Running  Shoes", "running shoes"}, 1, []string{"running shoes", "best running shoes"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAds(t)
+			c, _ := newTestClient(t, f.config(), Options{IdeasPageSize: 3})
+			got, err := c.ExpandUniverse(context.Background(), us(t), tt.keywords, tt.maxNew)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("universe %q, want %q", got, tt.want)
+			}
+			if len(f.ideaBodies) != tt.requests {
+				t.Errorf("%d idea requests, want %d", len(f.ideaBodies), tt.requests)
+			}
+		})
+	}
+}

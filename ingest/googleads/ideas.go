@@ -99,3 +99,46 @@ func (c *Client) KeywordIdeaRecords(ctx context.Context, country kw.Country, see
 	}
 	return out, nil
 }
+
+// ExpandUniverse returns the normalized keywords, in order and without
+// duplicates, followed by at most maxNew keyword ideas the service suggests
+// for them that the list does not hold yet. The keywords are the seeds,
+// MaxSeedKeywords a query, in list order; expansion stops as soon as maxNew
+// new keywords are found, so a long list costs only the queries needed.
+// maxNew ≤ 0 expands nothing and sends no request.
+func (c *Client) ExpandUniverse(ctx context.Context, country kw.Country, keywords []string, maxNew int) ([]string, error) {
+	norm, bad := normalizeAll(keywords)
+	if bad > 0 {
+		c.log.Warn("skipped keywords that do not normalize", "country", country.Code, "count", bad)
+	}
+	seeds := norm[:len(norm):len(norm)] // appending to out must not write into it
+	out := norm
+	have := make(map[string]bool, len(norm)+max(maxNew, 0))
+	for _, k := range norm {
+		have[k] = true
+	}
+	added := 0
+	for i := 0; i < len(seeds) && added < maxNew; i += MaxSeedKeywords {
+		group := seeds[i:min(i+MaxSeedKeywords, len(seeds))]
+		// Ideas include the seeds themselves and other listed keywords,
+		// so ask for enough to find the new ones among them.
+		ideas, err := c.KeywordIdeas(ctx, country, group, maxNew-added+len(group))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range ideas {
+			if added == maxNew {
+				break
+			}
+			if !have[k] {
+				have[k] = true
+				out = append(out, k)
+				added++
+			}
+		}
+	}
+	if maxNew > 0 {
+		c.log.Info("keyword universe expanded", "country", country.Code, "listed", len(seeds), "new", added)
+	}
+	return out, nil
+}
