@@ -93,6 +93,7 @@ type keywordCols struct {
 type serpCols struct {
 	Keyword string `parquet:"keyword"`
 	URLKey  string `parquet:"url_key"`
+	Rank    int32  `parquet:"rank"`
 }
 
 func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (RunStats, error) {
@@ -151,7 +152,10 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 }
 
 // readSERPs builds the corpus of kws: each keyword's newest SERP dated
-// within MaxAgeDays up to day.
+// within MaxAgeDays up to day. Of that SERP's rows, in the lake's order
+// (by rank), it keeps those whose rank is in the top kw.MaxRank (kw.InTop),
+// at most kw.MaxRank of them; rows without a url_key are skipped and not
+// counted.
 func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kws []Keyword, log interface {
 	Info(string, ...any)
 }) (*corpus, int, error) {
@@ -185,12 +189,15 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	urls := newURLInterner()
 	b := corpusBuilder{kws: kws}
 	// from[i] is 1 + the position in use of the date keyword i's SERP came
-	// from; rows of older dates for that keyword are skipped.
+	// from; rows of older dates for that keyword are skipped. kept[i] is the
+	// number of rows of that SERP kept so far: it is only ever non-zero for
+	// the date from[i] names.
 	from := make([]uint32, len(kws))
+	kept := make([]uint8, len(kws))
 	withSERP, badURLs := 0, 0
 	for di, d := range use {
 		tag := uint32(di + 1)
-		err := lake.ScanColumns(ctx, opt.Data, kw.DatasetSERPs, cc, d, []string{"keyword", "url_key"}, opt.Workers,
+		err := lake.ScanColumns(ctx, opt.Data, kw.DatasetSERPs, cc, d, []string{"keyword", "url_key", "rank"}, opt.Workers,
 			func(cb *lake.ColumnBatch) error {
 				m, _ := cb.Aux.(*serpMatch)
 				if m == nil {
@@ -203,7 +210,7 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 			func(cb *lake.ColumnBatch) error {
 				m := cb.Aux.(*serpMatch)
 				for j, i := range m.kw {
-					if i < 0 || (from[i] != 0 && from[i] != tag) {
+					if i < 0 || (from[i] != 0 && from[i] != tag) || !kw.InTop(m.rank[j]) || kept[i] >= kw.MaxRank {
 						continue
 					}
 					if m.h[j] == emptyURL {
@@ -214,6 +221,7 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 						from[i] = tag
 						withSERP++
 					}
+					kept[i]++
 					b.add(int(i), urls.id(m.h[j]))
 				}
 				return nil
@@ -232,15 +240,16 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 // emptyURL marks a SERP row without a url_key in serpMatch.h.
 var emptyURL = [2]uint64{}
 
-// serpMatch is one batch of SERP rows as keyword indexes (-1: no record)
-// and URL key hashes, worked out on the decoding goroutines.
+// serpMatch is one batch of SERP rows as keyword indexes (-1: no record),
+// URL key hashes and ranks, worked out on the decoding goroutines.
 type serpMatch struct {
-	kw []int32
-	h  [][2]uint64
+	kw   []int32
+	h    [][2]uint64
+	rank []int32
 }
 
 func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byText map[string]uint32, urls *urlInterner) {
-	m.kw, m.h = m.kw[:0], m.h[:0]
+	m.kw, m.h, m.rank = m.kw[:0], m.h[:0], m.rank[:0]
 	var prev []byte
 	idx := int32(-1)
 	cur := 0 // sorted: the first keyword not below prev
@@ -270,6 +279,7 @@ func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byTe
 			prev = k
 		}
 		m.kw = append(m.kw, idx)
+		m.rank = append(m.rank, cb.Int32(2, r))
 		if u := cb.Value(1, r); len(u) > 0 {
 			m.h = append(m.h, urls.hash(u))
 		} else {

@@ -15,9 +15,10 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 )
 
-// ColumnBatch is one row group's values of the byte-array (string) columns
-// that ScanColumns was asked for, stored flat: no value is a separate
-// allocation, which is what makes scans of tens of millions of rows cheap.
+// ColumnBatch is one row group's values of the byte-array (string) and
+// INT32 columns that ScanColumns was asked for, stored flat: no value is a
+// separate allocation, which is what makes scans of tens of millions of rows
+// cheap.
 type ColumnBatch struct {
 	// Seq is the row group's position in the partition (files in name
 	// order, row groups in file order), from 0.
@@ -29,28 +30,36 @@ type ColumnBatch struct {
 	Aux  any
 	data [][]byte
 	offs [][]uint32
+	ints [][]int32
 }
 
-// Value returns column col (an index into ScanColumns' columns) of row row.
-// The bytes belong to the batch and are overwritten once it is recycled.
-// A null value reads as empty.
+// Value returns string column col (an index into ScanColumns' columns) of
+// row row. The bytes belong to the batch and are overwritten once it is
+// recycled. A null value reads as empty.
 func (b *ColumnBatch) Value(col, row int) []byte {
 	o := b.offs[col]
 	return b.data[col][o[row]:o[row+1]:o[row+1]]
+}
+
+// Int32 returns INT32 column col (an index into ScanColumns' columns) of
+// row row. A null value reads as 0.
+func (b *ColumnBatch) Int32(col, row int) int32 {
+	return b.ints[col][row]
 }
 
 // rowGroupRef names one row group of one file.
 type rowGroupRef struct {
 	file  string
 	rg    parquet.RowGroup
-	leaf  []int // column index of each requested column
+	leaf  []int  // column index of each requested column
+	isInt []bool // whether each requested column is INT32, not a string
 	seq   int
 	rows  int
 	index int
 }
 
-// ScanColumns reads the named top-level string columns of a partition, one
-// row group at a time, on workers goroutines (at least 1). decode, if not
+// ScanColumns reads the named top-level string (byte-array) and INT32
+// columns of a partition, required or optional, one row group at a time, on workers goroutines (at least 1). decode, if not
 // nil, runs on those goroutines, concurrently for different batches, right
 // after a batch is read; fn then receives the batches one at a time, from
 // one goroutine, in file order, as Scan would. A batch must not be kept
@@ -85,15 +94,23 @@ func ScanColumns(ctx context.Context, data, dataset, country, date string, colum
 			return fmt.Errorf("cannot read %s as Parquet: %w", name, err)
 		}
 		leaf := make([]int, len(columns))
+		isInt := make([]bool, len(columns))
 		for j, c := range columns {
 			lc, ok := pf.Schema().Lookup(c)
-			if !ok || lc.MaxRepetitionLevel > 0 || lc.Node.Type().Kind() != parquet.ByteArray {
+			if !ok || lc.MaxRepetitionLevel > 0 {
 				return fmt.Errorf("cannot read column %q of %s: not a string column", c, name)
+			}
+			switch lc.Node.Type().Kind() {
+			case parquet.ByteArray:
+			case parquet.Int32:
+				isInt[j] = true
+			default:
+				return fmt.Errorf("cannot read column %q of %s: not a string or INT32 column", c, name)
 			}
 			leaf[j] = lc.ColumnIndex
 		}
 		for _, rg := range pf.RowGroups() {
-			refs = append(refs, rowGroupRef{file: name, rg: rg, leaf: leaf, seq: len(refs), rows: int(rg.NumRows())})
+			refs = append(refs, rowGroupRef{file: name, rg: rg, leaf: leaf, isInt: isInt, seq: len(refs), rows: int(rg.NumRows())})
 		}
 	}
 	workers = max(1, workers)
@@ -205,9 +222,21 @@ func readRowGroup(ref *rowGroupRef, b *ColumnBatch) (err error) {
 	for len(b.data) < len(ref.leaf) {
 		b.data = append(b.data, nil)
 		b.offs = append(b.offs, nil)
+		b.ints = append(b.ints, nil)
 	}
 	chunks := ref.rg.ColumnChunks()
 	for j, leaf := range ref.leaf {
+		if ref.isInt[j] {
+			v, err := readInt32Column(chunks[leaf], b.ints[j][:0])
+			if err != nil {
+				return fmt.Errorf("cannot read %s: %w", ref.file, err)
+			}
+			if len(v) != ref.rows {
+				return fmt.Errorf("cannot read %s: column has %d values in a row group of %d rows", ref.file, len(v), ref.rows)
+			}
+			b.ints[j] = v
+			continue
+		}
 		d, o, err := readByteColumn(chunks[leaf], b.data[j][:0], b.offs[j][:0])
 		if err != nil {
 			return fmt.Errorf("cannot read %s: %w", ref.file, err)
@@ -268,6 +297,55 @@ func readByteColumn(cc parquet.ColumnChunk, data []byte, offs []uint32) ([]byte,
 			if err != nil {
 				parquet.Release(page)
 				return nil, nil, err
+			}
+		}
+		parquet.Release(page)
+	}
+}
+
+// readInt32Column appends every value of an INT32 column chunk to vals; a
+// null reads as 0.
+func readInt32Column(cc parquet.ColumnChunk, vals []int32) ([]int32, error) {
+	pages := cc.Pages()
+	defer pages.Close()
+	var buf []parquet.Value
+	for {
+		page, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return vals, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if page.Dictionary() == nil && page.NumNulls() == 0 && page.DefinitionLevels() == nil && page.RepetitionLevels() == nil {
+			// Plain required values: copy the page's buffer as it is.
+			v := page.Data()
+			if v.Kind() == encoding.Int32 {
+				vals = append(vals, v.Int32()...)
+				parquet.Release(page)
+				continue
+			}
+		}
+		// Any other page (dictionary-encoded, optional): value by value.
+		if buf == nil {
+			buf = make([]parquet.Value, 1024)
+		}
+		r := page.Values()
+		for {
+			n, err := r.ReadValues(buf)
+			for _, x := range buf[:n] {
+				if x.IsNull() {
+					vals = append(vals, 0)
+				} else {
+					vals = append(vals, x.Int32())
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				parquet.Release(page)
+				return nil, err
 			}
 		}
 		parquet.Release(page)

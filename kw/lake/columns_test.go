@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -109,7 +110,6 @@ func TestScanColumnsErrors(t *testing.T) {
 		want    func(error) bool
 	}{
 		{"missing partition", "2026-11-20", []string{"keyword"}, nil, func(err error) bool { return errors.Is(err, ErrNoPartition) }},
-		{"not a string column", "2026-11-21", []string{"rank"}, nil, func(err error) bool { return err != nil && strings.Contains(err.Error(), "rank") }},
 		{"no such column", "2026-11-21", []string{"nope"}, nil, func(err error) bool { return err != nil }},
 		{"fn error", "2026-11-21", []string{"keyword"}, func(*ColumnBatch) error { return stop }, func(err error) bool { return errors.Is(err, stop) }},
 	}
@@ -125,9 +125,90 @@ func TestScanColumnsErrors(t *testing.T) {
 			}
 		})
 	}
+	// An INT64 column is neither a string nor an INT32 column.
+	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", []kw.KeywordRecord{{Keyword: "a", Volume: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	err := ScanColumns(ctx, data, kw.DatasetKeywords, "us", "2026-11-21", []string{"keyword", "volume"}, 2, nil, func(*ColumnBatch) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), `"volume"`) {
+		t.Errorf("ScanColumns of an INT64 column: %v, want an error naming it", err)
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := ScanColumns(cctx, data, kw.DatasetSERPs, "us", "2026-11-21", []string{"keyword"}, 2, nil, func(*ColumnBatch) error { return nil }); err == nil {
 		t.Error("ScanColumns with a cancelled context returned no error")
+	}
+}
+
+// int32Row has INT32 columns in each encoding ScanColumns must read: plain
+// required (rank), dictionary-encoded (dict) and optional with nulls (opt).
+type int32Row struct {
+	Keyword string `parquet:"keyword"`
+	Rank    int32  `parquet:"rank"`
+	Dict    int32  `parquet:"dict,dict"`
+	Opt     *int32 `parquet:"opt,optional"`
+}
+
+// TestScanColumnsInt32 checks INT32 columns next to string columns, over
+// several row groups and files, with any number of workers.
+func TestScanColumnsInt32(t *testing.T) {
+	data := t.TempDir()
+	const n = 2*rowsPerGroup + 777
+	rows := make([]int32Row, n)
+	for i := range rows {
+		rows[i] = int32Row{Keyword: fmt.Sprintf("kw %07d", i/25), Rank: int32(i%25 + 1), Dict: int32(i%7) - 3}
+		if i%5 != 0 {
+			v := int32(-i)
+			rows[i].Opt = &v
+		}
+	}
+	rows[1].Rank, rows[2].Rank = math.MaxInt32, math.MinInt32
+	const dataset, date = "int32s", "2026-11-21"
+	w, err := Create[int32Row](data, dataset, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rows[:n/3]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.roll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rows[n/3:]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
+			i, seq := 0, 0
+			err := ScanColumns(context.Background(), data, dataset, "us", date, []string{"rank", "keyword", "opt", "dict"}, workers, nil,
+				func(b *ColumnBatch) error {
+					seq++
+					for r := range b.Rows {
+						want := rows[i]
+						var opt int32
+						if want.Opt != nil {
+							opt = *want.Opt
+						}
+						if got := string(b.Value(1, r)); got != want.Keyword {
+							t.Fatalf("row %d: keyword %q, want %q", i, got, want.Keyword)
+						}
+						if b.Int32(0, r) != want.Rank || b.Int32(2, r) != opt || b.Int32(3, r) != want.Dict {
+							t.Fatalf("row %d: rank, opt, dict = %d, %d, %d; want %d, %d, %d", i,
+								b.Int32(0, r), b.Int32(2, r), b.Int32(3, r), want.Rank, opt, want.Dict)
+						}
+						i++
+					}
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i != n || seq < 3 {
+				t.Fatalf("read %d rows in %d batches, want %d rows in several row groups and files", i, seq, n)
+			}
+		})
 	}
 }
