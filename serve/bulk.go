@@ -121,7 +121,7 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	buf := appendBulkJSON(make([]byte, 0, 512*len(items)), items, c.Code, info.DataDate)
+	buf := appendBulkJSON(make([]byte, 0, 512*len(items)), items, c.Code, info)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(buf)))
@@ -230,7 +230,20 @@ var rateLimitRE = regexp.MustCompile(`;\s*r=(\d+)`)
 //	{"country":"US","updated":"2026-11-21","results":[
 //	  {"query":"running shoes","status":200,"record":{...}},
 //	  {"query":"x","status":404,"error":{problem document}}]}
-func appendBulkJSON(dst []byte, items []bulkItem, country, updated string) []byte {
+//
+// Each record carries the data date of the build it came from (dataDate),
+// since an index swap may land between two lookups of one request; the
+// top-level updated is the newest of them, or info's date without records.
+func appendBulkJSON(dst []byte, items []bulkItem, country string, info kw.IndexInfo) []byte {
+	updated := ""
+	for i := range items {
+		if it := &items[i]; it.err == nil {
+			updated = max(updated, dataDate(&it.entry, info))
+		}
+	}
+	if updated == "" {
+		updated = info.DataDate
+	}
 	dst = append(dst, `{"country":`...)
 	dst = appendString(dst, country)
 	dst = append(dst, `,"updated":`...)
@@ -245,7 +258,7 @@ func appendBulkJSON(dst []byte, items []bulkItem, country, updated string) []byt
 		dst = appendString(dst, it.query)
 		if it.err == nil {
 			dst = append(dst, `,"status":200,"record":`...)
-			dst = appendKeywordJSON(dst, &it.entry, country, updated)
+			dst = appendKeywordJSON(dst, &it.entry, country, dataDate(&it.entry, info))
 			dst = bytes.TrimSuffix(dst, []byte("\n"))
 		} else {
 			he := classify(it.err)

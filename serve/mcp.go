@@ -441,7 +441,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, name string, a
 		if err != nil {
 			return s.toolFailure(err)
 		}
-		doc := appendBulkJSON(nil, items, c.Code, info.DataDate)
+		doc := appendBulkJSON(nil, items, c.Code, info)
 		doc = bytes.TrimSuffix(doc, []byte("\n"))
 		return toolResult{Content: []toolContent{{Type: "text", Text: string(doc)}}, StructuredContent: doc}, nil, nil
 	}
