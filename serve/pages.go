@@ -87,7 +87,24 @@ type errorView struct {
 	Title, Heading   string
 	Detail           string
 	ResetAt, ResetIn string // for 429
+	Monthly          bool   // for 429: a registered key's monthly allowance, not the anonymous daily one
 	ShowSearch       bool
+}
+
+// quotaMonthly reports whether qe refused a registered key's monthly
+// allowance, as its RateLimit-Policy field says; any other refusal is
+// treated as the anonymous daily one, whose remedy is a free key.
+func quotaMonthly(qe *QuotaError) bool {
+	return strings.HasPrefix(qe.Header.Get("RateLimit-Policy"), `"monthly"`)
+}
+
+// quotaHint is what a refused caller can do besides waiting: register for
+// a free key (anonymous) or upgrade it to the paid tier (registered).
+func quotaHint(qe *QuotaError) string {
+	if quotaMonthly(qe) {
+		return "Upgrade this API key to the paid tier (4.99 USD a month) for unlimited lookups."
+	}
+	return "A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited."
 }
 
 // handleHome answers GET /.
@@ -198,7 +215,7 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 			ev.ResetAt = reset.Format("15:04 UTC on Mon 2 Jan 2006")
 			ev.ResetIn = humanDuration(d)
 			ev.Detail = "Every keyword page view counts as a lookup, like a call to the API."
-			if strings.HasPrefix(qe.Header.Get("RateLimit-Policy"), `"monthly"`) {
+			if ev.Monthly = quotaMonthly(qe); ev.Monthly {
 				ev.Detail += " This API key's monthly allowance is used up."
 			} else {
 				ev.Detail += " Anonymous visitors get 20 lookups per UTC day."
