@@ -97,6 +97,11 @@ for i in $(seq 100); do
 	[[ $i == 100 ]] && { echo "bench.sh: servers did not start; see $DIR/serve.log" >&2; exit 1; }
 	sleep 0.1
 done
+# Another process on the ports would answer for a server that failed to
+# start (its log says why); the figures would then be someone else's.
+for p in "${pids[@]}"; do
+	kill -0 "$p" 2>/dev/null || { echo "bench.sh: a server exited at start; see $DIR/serve.log and $DIR/baseline.log" >&2; exit 1; }
+done
 
 load() { # label port
 	GOMAXPROCS=1 "${LOAD_CPU[@]}" "$DIR/loadtest" load --base "http://127.0.0.1:$2" --keywords "$DIR/keywords.txt" \
