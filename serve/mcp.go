@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,7 +113,7 @@ func validID(id json.RawMessage) bool {
 
 // handleMCP answers POST /mcp.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
-	if err := checkOrigin(r); err != nil {
+	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(mcpVersions, v) && v < mcpVersions[0] {
@@ -175,13 +174,13 @@ func writeRPC(w http.ResponseWriter, status int, v any) error {
 // evil.example, so matching the Origin against Host proves nothing.
 // Programs send no Origin and may call; so may pages on a loopback host
 // (localhost, 127.0.0.0/8, ::1), which only the machine itself can serve,
-// and pages of an origin passed to AllowMCPOrigins.
-func checkOrigin(r *http.Request) error {
+// and pages of the origins in Options.AllowedOrigins.
+func (s *Server) checkOrigin(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return nil
 	}
-	if u, err := parseOrigin(origin); err == nil && (loopbackHost(u.Hostname()) || r.Context().Value(originAllowedKey{}) != nil) {
+	if u, err := parseOrigin(origin); err == nil && (loopbackHost(u.Hostname()) || s.origins[u.String()]) {
 		return nil
 	}
 	if len(origin) > 64 {
@@ -199,6 +198,17 @@ func loopbackHost(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.Unmap().IsLoopback()
+}
+
+// CanonicalOrigin checks that s is a web origin, "scheme://host[:port]"
+// with scheme http or https (as --allowed-origin takes them), and returns
+// it in the form Options.AllowedOrigins compares.
+func CanonicalOrigin(s string) (string, error) {
+	u, err := parseOrigin(strings.TrimSpace(s))
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
 }
 
 // parseOrigin parses a web origin, "scheme://host[:port]" with scheme http
@@ -219,46 +229,6 @@ func parseOrigin(s string) (*url.URL, error) {
 	}
 	u.Path = ""
 	return u, nil
-}
-
-// originAllowedKey marks, in a request's context, an Origin that
-// AllowMCPOrigins lets call POST /mcp.
-type originAllowedKey struct{}
-
-// AllowMCPOrigins returns a handler that passes every request to h and lets
-// web pages of the given origins (e.g. "https://kwdata.example.com") call
-// POST /mcp, besides the programs and loopback pages h always lets. With no
-// origins it returns h itself, so the default costs nothing; otherwise the
-// cost on other routes is one path comparison.
-func AllowMCPOrigins(h http.Handler, origins []string) (http.Handler, error) {
-	if len(origins) == 0 {
-		return h, nil
-	}
-	a := &originAllower{next: h, allowed: map[string]bool{}}
-	for _, o := range origins {
-		u, err := parseOrigin(strings.TrimSpace(o))
-		if err != nil {
-			return nil, fmt.Errorf("cannot allow origin: %w", err)
-		}
-		a.allowed[u.String()] = true
-	}
-	return a, nil
-}
-
-type originAllower struct {
-	next    http.Handler
-	allowed map[string]bool // parseOrigin(o).String()
-}
-
-func (a *originAllower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/mcp" {
-		if o := r.Header.Get("Origin"); o != "" {
-			if u, err := parseOrigin(o); err == nil && a.allowed[u.String()] {
-				r = r.WithContext(context.WithValue(r.Context(), originAllowedKey{}, true))
-			}
-		}
-	}
-	a.next.ServeHTTP(w, r)
 }
 
 // mcpMessage handles one message. answer is false for notifications and

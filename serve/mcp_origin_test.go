@@ -8,15 +8,13 @@ import (
 
 func TestMCPOrigins(t *testing.T) {
 	ds := newDemoServer(t)
-	allowing, err := AllowMCPOrigins(ds, []string{"https://KWDATA.example.com/", "http://tools.example:8080"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	allowing := New(Options{Index: ds.index, Access: ds.access,
+		AllowedOrigins: []string{"https://KWDATA.example.com/", " http://tools.example:8080"}})
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	tests := []struct {
 		name         string
 		host, origin string
-		configured   bool // through AllowMCPOrigins
+		configured   bool // through Options.AllowedOrigins
 		want         int
 	}{
 		{"no origin", "kwdata.example", "", false, 200},
@@ -56,16 +54,18 @@ func TestMCPOrigins(t *testing.T) {
 	}
 }
 
-func TestAllowMCPOriginsRefusesNonOrigins(t *testing.T) {
-	ds := newDemoServer(t)
-	if h, err := AllowMCPOrigins(ds, nil); err != nil || h != http.Handler(ds) {
-		t.Errorf("no origins: got %v, %v; want the handler itself", h, err)
-	}
+func TestCanonicalOriginRefusesNonOrigins(t *testing.T) {
 	for _, o := range []string{"kwdata.example.com", "ftp://kwdata.example.com", "https://kwdata.example.com/mcp", "https://", "https://u@kwdata.example.com", "*"} {
-		if _, err := AllowMCPOrigins(ds, []string{o}); err == nil {
-			t.Errorf("AllowMCPOrigins(%q) succeeded", o)
+		if c, err := CanonicalOrigin(o); err == nil {
+			t.Errorf("CanonicalOrigin(%q) = %q, want an error", o, c)
 		}
 	}
+	defer func() {
+		if recover() == nil {
+			t.Error("New accepted an AllowedOrigins entry that is not an origin")
+		}
+	}()
+	New(Options{Index: newDemoIndex(t), AllowedOrigins: []string{"kwdata.example.com"}})
 }
 
 // mcpPostHost is mcpPost with the request's Host set to host.

@@ -45,6 +45,10 @@ type Options struct {
 	// Registrar issues API keys for POST /v1/register. Default: nil, and
 	// the route answers 404 not_found (keys come only from the operator).
 	Registrar Registrar
+	// AllowedOrigins are web origins ("https://kwdata.example.com") whose
+	// pages may call POST /mcp, besides pages on a loopback host. Each must
+	// pass CanonicalOrigin; New panics otherwise. Default: none.
+	AllowedOrigins []string
 }
 
 // setDefaults fills in every default of Options; it is the only place that
@@ -78,6 +82,7 @@ type Server struct {
 	metrics *metrics
 
 	registrar Registrar
+	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -117,6 +122,14 @@ func New(opt Options) *Server {
 		routes:  map[string]*route{},
 
 		registrar: opt.Registrar,
+		origins:   map[string]bool{},
+	}
+	for _, o := range opt.AllowedOrigins {
+		c, err := CanonicalOrigin(o)
+		if err != nil {
+			panic("serve: Options.AllowedOrigins: " + err.Error())
+		}
+		s.origins[c] = true
 	}
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
 	s.handle("GET /v1/keyword", s.handleKeyword)

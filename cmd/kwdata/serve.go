@@ -53,8 +53,10 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins}
-	if _, err := serve.AllowMCPOrigins(http.NotFoundHandler(), origins); err != nil {
-		return usageError{fmt.Errorf("--allowed-origin: %w", err)}
+	for _, o := range origins {
+		if _, err := serve.CanonicalOrigin(o); err != nil {
+			return usageError{fmt.Errorf("--allowed-origin: %w", err)}
+		}
 	}
 	for _, p := range proxies {
 		pfx, err := netip.ParsePrefix(p)
@@ -126,12 +128,8 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	adapter := accessAdapter{acc}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter, Registry: reg,
+		Access: adapter, Registrar: adapter, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 	})
-	handler, err := serve.AllowMCPOrigins(h, cfg.allowedOrigins)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
@@ -147,7 +145,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}
-	return serve.Serve(ctx, ln, handler, m.Logger.With("component", "http"))
+	return serve.Serve(ctx, ln, h, m.Logger.With("component", "http"))
 }
 
 // servePprof serves net/http/pprof on its own listener, so the profiler is
