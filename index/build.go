@@ -91,24 +91,6 @@ func dbOptions(fs vfs.FS, logger pebbleLogger) *pebble.Options {
 	return o
 }
 
-// maxIndexBlock keeps each table's index in one block. A table of
-// TableBytes (128 MiB) has about 30,000 data blocks and an index of about
-// 1 MiB; Pebble's default splits it into 4 KiB blocks under a top-level
-// index, so every lookup made one more block-cache access (a shard lock, a
-// hash probe and a reference count, each a cold cache line at random
-// keys). With one index block the top levels of its binary search stay in
-// the CPU cache, and a lookup touches the filter, the index and one data
-// block.
-const maxIndexBlock = 64 << 20
-
-// writerOptions are the options of the build's tables: those of the last
-// level, with a single-block index.
-func writerOptions(dbo *pebble.Options, db *pebble.DB) sstable.WriterOptions {
-	o := dbo.MakeWriterOptions(len(dbo.Levels)-1, db.FormatMajorVersion().MaxTableFormat())
-	o.IndexBlockSize = maxIndexBlock
-	return o
-}
-
 // Build compiles the keywords, related and intents partitions of one date,
 // for every country with a keywords partition on that date, into a new build
 // directory <data>/index/<build-id>/ and publishes it: CURRENT changes in one
@@ -234,7 +216,7 @@ func (b *builder) build(ctx context.Context, countries []string) error {
 	tw := &tableWriter{
 		fs:     fs,
 		dir:    sstDir,
-		opts:   writerOptions(dbo, db),
+		opts:   dbo.MakeWriterOptions(len(dbo.Levels)-1, db.FormatMajorVersion().MaxTableFormat()),
 		target: b.opt.TableBytes,
 	}
 	b.opt.Progress(0, len(countries))
