@@ -96,8 +96,23 @@ var countryByCode = func() map[string]Country {
 // LookupCountry returns the supported country with the ISO code, in either
 // case, and whether it is supported.
 func LookupCountry(code string) (Country, bool) {
-	c, ok := countryByCode[strings.ToUpper(strings.TrimSpace(code))]
+	code = strings.TrimSpace(code)
+	if len(code) == 2 {
+		// Every request names a country, most in lower case: upper-case
+		// the two bytes in place rather than allocate a string for them.
+		b := [2]byte{asciiUpper(code[0]), asciiUpper(code[1])}
+		c, ok := countryByCode[string(b[:])]
+		return c, ok
+	}
+	c, ok := countryByCode[strings.ToUpper(code)]
 	return c, ok
+}
+
+func asciiUpper(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - 'a' + 'A'
+	}
+	return b
 }
 
 // Countries returns every supported country, sorted by code.

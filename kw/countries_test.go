@@ -39,3 +39,19 @@ func TestCountryTable(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupCountryCase(t *testing.T) {
+	for _, code := range []string{"us", "US", "uS", " us ", "Us"} {
+		if c, ok := LookupCountry(code); !ok || c.Code != "US" {
+			t.Errorf("LookupCountry(%q) = %q, %v; want US", code, c.Code, ok)
+		}
+	}
+	for _, code := range []string{"", "u", "usa", "u\xffs", "ÜS", "zz", "u-"} {
+		if c, ok := LookupCountry(code); ok {
+			t.Errorf("LookupCountry(%q) = %q; want unsupported", code, c.Code)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { LookupCountry("de") }); n != 0 {
+		t.Errorf("LookupCountry allocates %v times", n)
+	}
+}
