@@ -138,14 +138,14 @@ func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, dat
 		return filepath.Join(pipelines.StateDir(cfg.Data), source, cc, date)
 	}
 	if len(files.PlannerCSV) == 0 && cfg.GoogleAds != nil {
-		n, err := m.keywordsFromGoogleAds(ctx, cfg, country, date, checkpoint("googleads"))
+		n, err := m.keywordsFromGoogleAds(ctx, cfg, country, date, checkpoint("googleads"), progress)
 		if err != nil {
 			return nil, err
 		}
 		counts["keywords"] = int64(n)
 	}
 	if serpsFromAPI(cfg, cc) {
-		n, picked, err := m.serpsFromDataForSEO(ctx, cfg, country, date, checkpoint("dataforseo"), budget.share())
+		n, picked, err := m.serpsFromDataForSEO(ctx, cfg, country, date, checkpoint("dataforseo"), budget.share(), progress)
 		budget.spend(picked)
 		if err != nil {
 			return nil, err
@@ -155,7 +155,8 @@ func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, dat
 	return counts, nil
 }
 
-func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config, country kw.Country, date, checkpoint string) (int, error) {
+func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config, country kw.Country, date, checkpoint string,
+	progress func(done, total int64)) (int, error) {
 	cc := strings.ToLower(country.Code)
 	universe, err := readKeywordList(cfg.Keywords[cc])
 	if err != nil {
@@ -166,7 +167,8 @@ func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config,
 		Endpoint: g.Endpoint, APIVersion: g.APIVersion, CustomerID: g.CustomerID, LoginCustomerID: g.LoginCustomerID,
 		TokenURL: g.TokenURL, ClientID: g.ClientID, ClientSecret: g.ClientSecret, RefreshToken: g.RefreshToken,
 		DeveloperToken: g.DeveloperToken, RequestsPerSecond: g.RequestsPerSecond,
-	}, googleads.Options{Logger: m.Logger.With("source", "googleads", "country", cc), CheckpointDir: checkpoint})
+	}, googleads.Options{Logger: m.Logger.With("source", "googleads", "country", cc), CheckpointDir: checkpoint,
+		Progress: func(done, total int) { progress(int64(done), int64(total)) }})
 	if err != nil {
 		return 0, err
 	}
@@ -210,7 +212,8 @@ type keywordName struct {
 
 // serpsFromDataForSEO refreshes at most budget SERPs of country and returns
 // how many it wrote and how many it picked (paid for).
-func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, country kw.Country, date, checkpoint string, budget int) (written, picked int, err error) {
+func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, country kw.Country, date, checkpoint string, budget int,
+	progress func(done, total int64)) (written, picked int, err error) {
 	cc := strings.ToLower(country.Code)
 	d := cfg.DataForSEO
 	if budget <= 0 {
@@ -237,7 +240,7 @@ func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, c
 	pick := dataforseo.PickRefresh(universe, last, budget)
 	client, err := dataforseo.New(dataforseo.Config{
 		Endpoint: d.Endpoint, Login: d.Login, Password: d.Password, MaxSERPsPerRun: budget, MaxAgeDays: d.MaxAgeDays,
-	}, dataforseo.Options{Logger: m.Logger.With("source", "dataforseo", "country", cc), CheckpointDir: checkpoint})
+	}, dataforseo.Options{Logger: m.Logger.With("source", "dataforseo", "country", cc), CheckpointDir: checkpoint, Progress: func(done, total int) { progress(int64(done), int64(total)) }})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -85,6 +85,10 @@ type Options struct {
 	BaseBackoff time.Duration
 	// MaxBackoff caps the retry delay. Default 1 minute.
 	MaxBackoff time.Duration
+	// Progress, when set, is called as FetchSERPs collects SERPs: done of
+	// the total it wants this run (those collected by an interrupted
+	// earlier run of the date count as done). Default: none.
+	Progress func(done, total int)
 }
 
 func (o Options) withDefaults() Options {
@@ -93,6 +97,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = func(int, int) {}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -229,7 +236,11 @@ func (c *Client) FetchSERPs(ctx context.Context, country kw.Country, keywords []
 	run := &fetchRun{c: c, country: country, st: st, stats: &stats, wanted: map[string]bool{}, pending: map[string]string{}}
 	for _, k := range wanted {
 		run.wanted[k] = true
+		if _, ok := st.collected[k]; ok {
+			run.done++
+		}
 	}
+	c.opt.Progress(run.done, len(wanted))
 	for _, k := range wanted {
 		if _, done := st.collected[k]; !done && st.posted[k] != "" {
 			run.pending[st.posted[k]] = k
@@ -286,6 +297,7 @@ func (c *Client) FetchSERPs(ctx context.Context, country kw.Country, keywords []
 	stats.Failures = append(stats.Failures, run.postFailures...)
 	sort.Slice(stats.Failures, func(i, j int) bool { return stats.Failures[i].Keyword < stats.Failures[j].Keyword })
 	stats.Pending = len(run.pending)
+	c.opt.Progress(len(wanted)-stats.Pending, len(wanted)) // failed tasks are done too
 	return out, stats, waitErr
 }
 
@@ -298,6 +310,7 @@ type fetchRun struct {
 	wanted       map[string]bool
 	pending      map[string]string // task id -> keyword, posted and not collected
 	postFailures []TaskFailure
+	done         int // wanted keywords collected, for Options.Progress
 }
 
 func (r *fetchRun) tagPrefix() string { return "kwdata/" + strings.ToLower(r.country.Code) + "/" }
@@ -482,6 +495,10 @@ func (r *fetchRun) collect(ctx context.Context, ids []string) error {
 			continue
 		}
 		delete(r.pending, o.id)
+		if r.wanted[k] {
+			r.done++
+			r.c.opt.Progress(r.done, len(r.wanted))
+		}
 	}
 	return firstErr
 }

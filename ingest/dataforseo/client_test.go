@@ -27,11 +27,23 @@ func us(tb testing.TB) kw.Country {
 func TestFetchSERPsEndToEnd(t *testing.T) {
 	f := newFakeDFS(t)
 	f.readyAfter, f.perPoll = 1, 1 // one task becomes visible per poll
-	c, clock := newTestClient(t, f.config(), Options{PollInterval: 15 * time.Second})
+	var progress [][2]int
+	c, clock := newTestClient(t, f.config(), Options{PollInterval: 15 * time.Second,
+		Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) }})
 	got, stats, err := c.FetchSERPs(context.Background(), us(t),
 		[]string{"Running  Shoes", "trail shoes", "bad invalid kw", "zzqx noresults", "running shoes", strings.Repeat("w ", 11)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Progress starts at nothing done, never goes back, and ends with
+	// every wanted keyword done (collected or failed).
+	if len(progress) < 3 || progress[0] != [2]int{0, 4} || progress[len(progress)-1] != [2]int{4, 4} {
+		t.Errorf("progress %v, want from [0 4] to [4 4]", progress)
+	}
+	for i := 1; i < len(progress); i++ {
+		if progress[i][0] < progress[i-1][0] || progress[i][1] != 4 {
+			t.Errorf("progress goes back or changes total: %v", progress)
+		}
 	}
 	// The recorded SERP: organic items only, by rank_group; the item
 	// without a URL is skipped and the rest renumbered.
