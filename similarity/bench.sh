@@ -4,7 +4,9 @@
 # Generates KW_BENCH_KEYWORDS (default 1,000,000) sample keywords for us,
 # ingests them, runs `kwdata similarity` KW_BENCH_RUNS (default 3) times
 # under /usr/bin/time -v and prints the median wall time, peak RSS and
-# keywords/s. Beside it, measured in the same run, the baseline: the
+# keywords/s; then `kwdata build-index` on the lake it wrote, KW_BENCH_RUNS
+# times, with its median wall time, peak RSS and index bytes a keyword.
+# Beside them, measured in the same run, the baseline: the
 # brute-force oracle (similarity.Brute, every pair compared) and the fast
 # Compute on KW_BENCH_BRUTE_KEYWORDS (default 20,000) generated keywords,
 # via `go test -bench` (needs the Go toolchain and this source tree).
@@ -74,6 +76,29 @@ KPS=$(awk -v n="$N" -v w="$W" 'BEGIN { printf "%.0f", n / w }')
 echo
 printf '%-44s %10s %12s %14s\n' "measure" "wall" "peak RSS" "keywords/s"
 printf '%-44s %9ss %8d MiB %14s\n' "kwdata similarity, $N keywords (median)" "$W" "$((R / 1024))" "$KPS"
+
+# build-index on the lake just computed (issue target: 1M keywords in 20 s,
+# memory bounded): median wall, peak RSS, and the index size a keyword.
+bwalls=() brss=() bpk=""
+for i in $(seq "$RUNS"); do
+	"/usr/bin/time" -v -o "$DIR/btime.$i" "$BIN" build-index --data "$DIR/data" --date "$DATE" \
+		>"$DIR/bout.$i" 2>"$DIR/blog.$i" </dev/null
+	w=$(seconds "$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$DIR/btime.$i")")
+	r=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$DIR/btime.$i")
+	bwalls+=("$w") brss+=("$r")
+	# "published index ID: data date D, K keywords in C countries, B bytes"
+	bpk=$(awk '{ for (i = 1; i <= NF; i++) { if ($(i+1) == "keywords") k = $i; if ($(i+1) == "bytes") b = $i } } END { if (k > 0) printf "%.0f", b / k }' "$DIR/bout.$i")
+done
+BW=$(printf '%s\n' "${bwalls[@]}" | median)
+BR=$(printf '%s\n' "${brss[@]}" | median)
+printf '%-44s %9ss %8d MiB %14s\n' "kwdata build-index, $N keywords (median)" "$BW" "$((BR / 1024))" \
+	"$(awk -v n="$N" -v w="$BW" 'BEGIN { printf "%.0f", n / w }')"
+printf '%-44s %10s\n' "  index bytes a keyword" "$bpk"
+# Retention is not run here: drop all but the published build.
+cur=$(cat "$DIR/data/index/CURRENT" 2>/dev/null || true)
+for b in "$DIR"/data/index/*/; do
+	[[ "$(basename "$b")" == "$cur" ]] || rm -rf "$b"
+done
 
 # Baseline in the same run: brute force and the fast path on NB keywords.
 cd "$ROOT"
