@@ -567,9 +567,9 @@ func organicRows(results []serpResult) ([]kw.SERPRow, int) {
 }
 
 // doEnvelope sends one request and decodes its envelope, retrying network
-// errors, HTTP 5xx, status 50000 and rate limiting with exponential
-// backoff. A POST is retried only when the answer shows no task was
-// created, so a retry never pays twice.
+// errors, HTTP 5xx, status 50000 and rate limiting (HTTP 429 whatever its
+// body, or status 40202) with exponential backoff. A POST is retried only
+// when the answer shows no task was created, so a retry never pays twice.
 func doEnvelope[T any](ctx context.Context, c *Client, method, path string, body []byte, decode func([]byte) (envelope[T], error)) (envelope[T], error) {
 	var zero envelope[T]
 	var lastErr error
@@ -594,14 +594,17 @@ func doEnvelope[T any](ctx context.Context, c *Client, method, path string, body
 				}
 				return zero, &APIError{HTTPStatus: status, Code: env.StatusCode, Message: msg}
 			case decErr != nil:
+				// A proxy in front of the service answers overload and rate
+				// limits with its own HTML page: transient all the same.
+				transient := status >= 500 || status == http.StatusTooManyRequests
 				lastErr = decErr
-				if status >= 500 {
+				if transient {
 					lastErr = &APIError{HTTPStatus: status, Message: retry.Snippet(resp)}
 				}
-				again = status >= 500 && (method == http.MethodGet || !strings.Contains(string(resp), `"status_code":20100`))
+				again = transient && (method == http.MethodGet || !strings.Contains(string(resp), `"status_code":20100`))
 			case env.StatusCode == codeOK:
 				return env, nil
-			case env.StatusCode == codeInternal || env.StatusCode == codeRateLimit || status >= 500:
+			case env.StatusCode == codeInternal || env.StatusCode == codeRateLimit || status >= 500 || status == http.StatusTooManyRequests:
 				lastErr = &APIError{HTTPStatus: status, Code: env.StatusCode, Message: env.StatusMessage}
 				again = method == http.MethodGet || !anyCreated(env)
 			default:

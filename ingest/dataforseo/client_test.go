@@ -245,6 +245,24 @@ func TestFetchSERPsRetriesTransientErrors(t *testing.T) {
 	}
 }
 
+// TestFetchSERPsRetriesRateLimitWithoutEnvelope waits out an HTTP 429 whose
+// body is a proxy's HTML page rather than the v3 envelope, on the POST and
+// on a GET, with the client's backoff.
+func TestFetchSERPsRetriesRateLimitWithoutEnvelope(t *testing.T) {
+	f := newFakeDFS(t)
+	f.push(pathTaskPost, scripted{429, "error_rate_limited.html"})
+	f.push(pathTasksReady, scripted{429, "error_rate_limited.html"}, scripted{429, "error_rate_limited.html"})
+	c, clock := newTestClient(t, f.config(), Options{})
+	got, stats, err := c.FetchSERPs(context.Background(), us(t), []string{"shoes"})
+	if err != nil || len(got) != 1 || stats.Posted != 1 || f.postsOf("shoes") != 1 {
+		t.Fatalf("err %v, %d SERPs, stats %+v", err, len(got), stats)
+	}
+	want := []time.Duration{2 * time.Second, 2 * time.Second, 4 * time.Second}
+	if !slices.Equal(clock.sleeps, want) {
+		t.Errorf("sleeps %v, want %v", clock.sleeps, want)
+	}
+}
+
 func TestOrganicRows(t *testing.T) {
 	item := func(typ string, group, abs int, url string) serpItem {
 		return serpItem{Type: typ, RankGroup: group, RankAbsolute: abs, URL: url}
