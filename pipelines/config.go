@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -88,6 +89,11 @@ type GoogleAdsConfig struct {
 	DeveloperToken string `yaml:"developer_token"`
 	// RequestsPerSecond paces API requests. Default 1.
 	RequestsPerSecond float64 `yaml:"requests_per_second"`
+	// USDRate is the value in USD of one unit of the account's currency
+	// (1.08 for EUR). The account's currency is read before the first
+	// request; one other than USD is refused unless this is set. Default
+	// 0: none.
+	USDRate float64 `yaml:"usd_rate"`
 	// ExpandIdeas is the most new keywords a run adds to each country's
 	// keyword list from GenerateKeywordIdeas, seeded with that list, before
 	// fetching metrics. Default 0: no expansion.
@@ -474,6 +480,9 @@ func (c *Config) finish(dir string, missing map[string][]string) error {
 		required("googleads.refresh_token", g.RefreshToken, "${GOOGLE_ADS_REFRESH_TOKEN}")
 		if g.RequestsPerSecond < 0 || g.RequestsPerSecond > 100 {
 			p.addf("googleads.requests_per_second is %v; write a positive number such as 1", g.RequestsPerSecond)
+		}
+		if !(g.USDRate >= 0) || math.IsInf(g.USDRate, 0) {
+			p.addf("googleads.usd_rate is %v; write the USD value of one unit of the account's currency, e.g. 1.08 for EUR, or leave it out for a USD account", g.USDRate)
 		}
 		if g.ExpandIdeas < 0 {
 			p.addf("googleads.expand_ideas is %d; write the most new keywords a run may add per country, or 0 for none", g.ExpandIdeas)

@@ -29,6 +29,7 @@ googleads:
   refresh_token: ${GOOGLE_ADS_REFRESH_TOKEN}
   developer_token: ${GOOGLE_ADS_DEVELOPER_TOKEN}
   requests_per_second: 1
+  usd_rate: 1.08
   expand_ideas: 50
 dataforseo:
   endpoint: https://api.dataforseo.com
@@ -90,7 +91,7 @@ func TestLoadConfigFull(t *testing.T) {
 	}
 	g := cfg.GoogleAds
 	if g == nil || g.ClientID != "client-id" || g.ClientSecret != fullEnv["GOOGLE_ADS_CLIENT_SECRET"] || g.RefreshToken != "~" ||
-		g.DeveloperToken != "" || g.CustomerID != "123-456-7890" || g.RequestsPerSecond != 1 || g.ExpandIdeas != 50 {
+		g.DeveloperToken != "" || g.CustomerID != "123-456-7890" || g.RequestsPerSecond != 1 || g.ExpandIdeas != 50 || g.USDRate != 1.08 {
 		t.Errorf("googleads = %+v", g)
 	}
 	d := cfg.DataForSEO
@@ -159,6 +160,8 @@ func TestLoadConfigErrors(t *testing.T) {
 			[]string{"retention.keep_days is 35", "max_age_days is 60"}},
 		{"negative expansion", base + "googleads: { customer_id: \"1234567890\", client_id: a, client_secret: b, refresh_token: c, expand_ideas: -1 }\n", nil,
 			[]string{"googleads.expand_ideas is -1"}},
+		{"negative usd_rate", base + "googleads: { customer_id: \"1234567890\", client_id: a, client_secret: b, refresh_token: c, usd_rate: -1.08 }\n", nil,
+			[]string{"googleads.usd_rate is -1.08", "1.08 for EUR"}},
 		{"wrong type", base + "retention: { keep_days: lots }\n", nil, []string{"line 5", "lots"}},
 		{"empty file", "\n# nothing\n", nil, []string{"empty"}},
 		{"two documents", base + "---\ndata: other\n", nil, []string{"more than one YAML document"}},

@@ -166,7 +166,7 @@ func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config,
 	client, err := googleads.New(googleads.Config{
 		Endpoint: g.Endpoint, APIVersion: g.APIVersion, CustomerID: g.CustomerID, LoginCustomerID: g.LoginCustomerID,
 		TokenURL: g.TokenURL, ClientID: g.ClientID, ClientSecret: g.ClientSecret, RefreshToken: g.RefreshToken,
-		DeveloperToken: g.DeveloperToken, RequestsPerSecond: g.RequestsPerSecond,
+		DeveloperToken: g.DeveloperToken, RequestsPerSecond: g.RequestsPerSecond, USDRate: g.USDRate,
 	}, googleads.Options{Logger: m.Logger.With("source", "googleads", "country", cc), CheckpointDir: checkpoint,
 		Progress: func(done, total int) { progress(int64(done), int64(total)) }})
 	if err != nil {

@@ -476,3 +476,85 @@ func TestQuotaStopError(t *testing.T) {
 		}
 	}
 }
+
+// adsConfig is a configuration whose keywords come from the Google Ads fake
+// and that fetches no SERPs; extra lines go at the end of the googleads
+// section.
+func adsConfig(tb testing.TB, dir string, ads *fakeAds, keywords []string, extra string) string {
+	tb.Helper()
+	writeTestFile(tb, dir, "keywords-us.txt", strings.Join(keywords, "\n")+"\n")
+	return writeTestFile(tb, dir, "kwdata.yaml", fmt.Sprintf(`data: ./data
+countries: [us]
+keywords:
+  us: keywords-us.txt
+googleads:
+  endpoint: %s
+  token_url: %s/token
+  customer_id: "1234567890"
+  client_id: ${GOOGLE_ADS_CLIENT_ID}
+  client_secret: ${GOOGLE_ADS_CLIENT_SECRET}
+  refresh_token: ${GOOGLE_ADS_REFRESH_TOKEN}
+  developer_token: ${GOOGLE_ADS_DEVELOPER_TOKEN}
+  requests_per_second: 50
+%s`, ads.srv.URL, ads.srv.URL, extra))
+}
+
+// TestIngestConfigGoogleAdsCurrency reads the account currency before the
+// metrics: a USD account is taken as is, a EUR account is refused with a
+// message naming googleads.usd_rate, and with the rate its bids and CPCs
+// land in the lake as USD micros.
+func TestIngestConfigGoogleAdsCurrency(t *testing.T) {
+	const date = "2026-11-21"
+	c := newSampleCorpus(t, t.TempDir(), 60, 3)
+	for _, tc := range []struct {
+		name, currency, extra string
+		rate                  int64 // USD per unit; 0: refused
+	}{
+		{"USD", "USD", "", 1},
+		{"EUR without a rate", "EUR", "", 0},
+		{"EUR with a rate", "EUR", "  usd_rate: 2\n", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ads := newFakeAds(t, c)
+			ads.currency = tc.currency
+			cfg := adsConfig(t, dir, ads, c.keywords, tc.extra)
+			m, _, _ := testMain(t)
+			m.Getenv = func(k string) string { return fakeEnv()[k] }
+			err := m.Run(context.Background(), []string{"ingest", "--config", cfg, "--date", date})
+			if tc.rate == 0 {
+				if err == nil || !strings.Contains(err.Error(), "EUR, not USD; set googleads.usd_rate") {
+					t.Fatalf("err = %v, want a refusal naming googleads.usd_rate", err)
+				}
+				if _, asked := ads.requests(); len(asked) != 0 {
+					t.Errorf("%d metrics requests after the refusal, want none", len(asked))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := lake.Read[kw.KeywordRecord](filepath.Join(dir, "data"), kw.DatasetKeywords, "us", date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			withBids := 0
+			for _, r := range recs {
+				src := c.records[r.Keyword]
+				low, high := src.BidLowMicros*tc.rate, src.BidHighMicros*tc.rate
+				cpc := int64(0)
+				if low != 0 || high != 0 {
+					cpc = (low + high + 1) / 2
+					withBids++
+				}
+				if r.BidLowMicros != low || r.BidHighMicros != high || r.CPCMicros != cpc {
+					t.Errorf("%q: bids %d–%d cpc %d, want %d–%d cpc %d", r.Keyword,
+						r.BidLowMicros, r.BidHighMicros, r.CPCMicros, low, high, cpc)
+				}
+			}
+			if len(recs) == 0 || withBids == 0 {
+				t.Fatalf("%d records, %d with bids; the test needs some", len(recs), withBids)
+			}
+		})
+	}
+}

@@ -151,6 +151,8 @@ type fakeAds struct {
 	corpus *sampleCorpus
 
 	mu       sync.Mutex
+	currency string     // the account's currency_code; default USD
+	searches int        // currency queries (GoogleAdsService.Search)
 	tokens   []string   // access tokens minted
 	versions []string   // API version of every request
 	asked    [][]string // keywords of every request
@@ -158,9 +160,10 @@ type fakeAds struct {
 
 func newFakeAds(tb testing.TB, c *sampleCorpus) *fakeAds {
 	tb.Helper()
-	f := &fakeAds{tb: tb, corpus: c}
+	f := &fakeAds{tb: tb, corpus: c, currency: "USD"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", f.token)
+	mux.HandleFunc("POST /{version}/customers/{customer}/googleAds:search", f.search)
 	mux.HandleFunc("POST /{version}/customers/{rest}", f.historical)
 	f.srv = httptest.NewServer(mux)
 	tb.Cleanup(f.srv.Close)
@@ -200,6 +203,38 @@ func (f *fakeAds) token(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{
 		"access_token": tok, "expires_in": 3599, "token_type": "Bearer",
 		"scope": "https://www.googleapis.com/auth/adwords",
+	})
+}
+
+// search answers the account currency query of GoogleAdsService.Search
+// with one row, as the service does.
+func (f *fakeAds) search(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Query string `json:"query"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	f.mu.Lock()
+	minted := slices.Clone(f.tokens)
+	f.searches++
+	currency := f.currency
+	f.mu.Unlock()
+	switch {
+	case r.PathValue("customer") != fakeCustomer || req.Query != "SELECT customer.currency_code FROM customer":
+		f.refuse(w, http.StatusBadRequest, "unexpected search of %s: %q", r.PathValue("customer"), req.Query)
+		return
+	case !slices.Contains(minted, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")):
+		f.refuse(w, http.StatusUnauthorized, "Authorization %q is no minted token", r.Header.Get("Authorization"))
+		return
+	case r.Header.Get("developer-token") != fakeDevToken:
+		f.refuse(w, http.StatusForbidden, "developer-token %q", r.Header.Get("developer-token"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	json.NewEncoder(w).Encode(map[string]any{
+		"results": []any{map[string]any{"customer": map[string]any{
+			"resourceName": "customers/" + fakeCustomer, "currencyCode": currency,
+		}}},
+		"fieldMask": "customer.currencyCode",
 	})
 }
 

@@ -12,9 +12,10 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// checkpointVersion is bumped when batchFile changes shape; files of other
-// versions are ignored and their batches requested again.
-const checkpointVersion = 1
+// checkpointVersion is bumped when batchFile changes shape or meaning;
+// files of other versions are ignored and their batches requested again.
+// Version 2: amounts are USD micros (version 1 held the account's currency).
+const checkpointVersion = 2
 
 // batchFile is one finished batch. It names the keywords it answered, so a
 // re-run with a different keyword list never reuses a batch that does not

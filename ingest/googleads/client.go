@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kwdata/kwdata/ingest/internal/retry"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/kwdata/kwdata/ingest/internal/retry"
 
 	"golang.org/x/oauth2"
 )
@@ -46,6 +49,10 @@ type Config struct {
 	RefreshToken      string  // OAuth2 refresh token of a user with access to CustomerID.
 	DeveloperToken    string  // sent as developer-token when set.
 	RequestsPerSecond float64 // process-wide pace; default 1.
+	// USDRate is the value in USD of one unit of the account's currency
+	// (1.08 for EUR), used when the account does not bill in USD. Zero
+	// refuses such an account: every amount would be off by the rate.
+	USDRate float64
 }
 
 // Options tunes the client. The zero value is ready to use; withDefaults
@@ -130,6 +137,9 @@ type Client struct {
 	log    *slog.Logger
 	tokens oauth2.TokenSource
 	pace   *pacer
+
+	mu       sync.Mutex
+	currency *accountCurrency // nil until the first request that returns money
 }
 
 // New checks cfg and returns a client. It does not contact the service; the
@@ -162,6 +172,9 @@ func New(cfg Config, opt Options) (*Client, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("googleads config lacks %s; set them in the googleads section of the config file", strings.Join(missing, ", "))
+	}
+	if math.IsNaN(cfg.USDRate) || math.IsInf(cfg.USDRate, 0) || cfg.USDRate < 0 {
+		return nil, fmt.Errorf("googleads usd_rate is %v; write the USD value of one unit of the account's currency, e.g. 1.08 for EUR", cfg.USDRate)
 	}
 	for _, r := range cfg.CustomerID + cfg.LoginCustomerID {
 		if r < '0' || r > '9' {
@@ -266,10 +279,13 @@ func (e *QuotaExhaustedError) Unwrap() error {
 	return e.Err
 }
 
-// call POSTs body to customers/{id}:{method} and returns the 2xx body,
-// pacing every attempt and retrying what the service says is transient.
-func (c *Client) call(ctx context.Context, method string, body []byte) ([]byte, error) {
-	url := fmt.Sprintf("%s/%s/customers/%s:%s", c.cfg.Endpoint, c.cfg.APIVersion, c.cfg.CustomerID, method)
+// call POSTs body to customers/{id}{rpc}, where rpc is ":method" for the
+// keyword planning methods and "/googleAds:search" for the reporting query,
+// and returns the 2xx body, pacing every attempt and retrying what the
+// service says is transient.
+func (c *Client) call(ctx context.Context, rpc string, body []byte) ([]byte, error) {
+	url := fmt.Sprintf("%s/%s/customers/%s%s", c.cfg.Endpoint, c.cfg.APIVersion, c.cfg.CustomerID, rpc)
+	method := strings.TrimLeft(rpc, ":/")
 	backoffs := 0
 	var lastErr error
 	var lastQuota *APIError // set while the latest failure is a quota error

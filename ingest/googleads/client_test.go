@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -227,8 +229,9 @@ func TestPacingSpacesRequests(t *testing.T) {
 	if _, err := c.HistoricalMetrics(context.Background(), us(t), kws); err != nil {
 		t.Fatal(err)
 	}
-	if len(stamps.at) != 5 {
-		t.Fatalf("%d requests, want 5", len(stamps.at))
+	// The currency query comes first and is paced like the rest.
+	if len(stamps.at) != 6 {
+		t.Fatalf("%d requests, want the currency query and 5 batches", len(stamps.at))
 	}
 	for i := 1; i < len(stamps.at); i++ {
 		if gap := stamps.at[i].Sub(stamps.at[i-1]); gap < 500*time.Millisecond {
@@ -361,8 +364,8 @@ func TestTokenRefreshedWhenExpired(t *testing.T) {
 	if _, err := c.HistoricalMetrics(context.Background(), us(t), []string{"a", "b", "c"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.tokens) != 3 {
-		t.Errorf("%d refreshes for 3 requests with expiring tokens, want 3", len(f.tokens))
+	if n := f.requests + f.searches; len(f.tokens) != n || n != 4 {
+		t.Errorf("%d refreshes for %d requests with expiring tokens, want 4 each (the currency query and 3 batches)", len(f.tokens), n)
 	}
 }
 
@@ -497,5 +500,111 @@ func TestExpandUniverse(t *testing.T) {
 				t.Errorf("%d idea requests, want %d", len(f.ideaBodies), tt.requests)
 			}
 		})
+	}
+}
+
+// TestAccountCurrency reads the account's currency before the first
+// metrics request and holds money as USD micros: a USD account as is, an
+// account in another currency converted with Config.USDRate, and refused
+// without one.
+func TestAccountCurrency(t *testing.T) {
+	tests := []struct {
+		name     string
+		currency string
+		rate     float64
+		wantErr  string
+		// bids and CPC of "running shoes" and of "trail running shoes"
+		// (whose CPC is the midpoint of its converted bids)
+		shoes, trail [3]int64
+	}{
+		{name: "USD", currency: "USD",
+			shoes: [3]int64{450000, 2130000, 1230000}, trail: [3]int64{600000, 1800001, 1200001}},
+		{name: "USD ignores a rate", currency: "USD", rate: 1.08,
+			shoes: [3]int64{450000, 2130000, 1230000}, trail: [3]int64{600000, 1800001, 1200001}},
+		{name: "EUR without a rate is refused", currency: "EUR", wantErr: "reports amounts in EUR, not USD; set googleads.usd_rate"},
+		{name: "EUR with a rate", currency: "EUR", rate: 1.08,
+			// 1800001 × 1.08 = 1944001.08; midpoint (648000 + 1944001 + 1) / 2.
+			shoes: [3]int64{486000, 2300400, 1328400}, trail: [3]int64{648000, 1944001, 1296001}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeAds(t)
+			f.currency = tt.currency
+			f.push(reply{200, "historical_metrics.json"})
+			cfg := f.config()
+			cfg.USDRate = tt.rate
+			c, _ := newTestClient(t, cfg, Options{})
+			got, err := c.HistoricalMetrics(context.Background(), us(t), []string{"running shoes", "trail running shoes"})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to say %q", err, tt.wantErr)
+				}
+				if f.requests != 0 {
+					t.Errorf("%d metrics requests after the refusal, want none", f.requests)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.searches != 1 {
+				t.Errorf("%d currency queries, want 1", f.searches)
+			}
+			money := func(r kw.KeywordRecord) [3]int64 { return [3]int64{r.BidLowMicros, r.BidHighMicros, r.CPCMicros} }
+			if len(got) != 2 || money(got[0]) != tt.shoes || money(got[1]) != tt.trail {
+				t.Errorf("records %+v, want bids and CPC %v and %v", got, tt.shoes, tt.trail)
+			}
+		})
+	}
+}
+
+// TestAccountCurrencyAskedOnce asks for the currency once per client, and
+// converts keyword idea records as well.
+func TestAccountCurrencyAskedOnce(t *testing.T) {
+	f := newFakeAds(t)
+	f.currency = "EUR"
+	cfg := f.config()
+	cfg.USDRate = 1.08
+	c, _ := newTestClient(t, cfg, Options{BatchSize: 1, IdeasPageSize: 3})
+	if _, err := c.HistoricalMetrics(context.Background(), us(t), []string{"a", "b", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := c.KeywordIdeaRecords(context.Background(), us(t), []string{"running shoes"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 450000 and 2130000 EUR micros; the CPC is the USD midpoint.
+	if len(recs) != 1 || recs[0].BidLowMicros != 486000 || recs[0].BidHighMicros != 2300400 || recs[0].CPCMicros != 1393200 {
+		t.Errorf("idea records %+v, want USD amounts", recs)
+	}
+	if f.searches != 1 {
+		t.Errorf("%d currency queries for 4 requests, want 1", f.searches)
+	}
+}
+
+// TestToUSDRoundsHalfUp converts with the rate as the decimal it prints
+// as, so halves are exact and round up.
+func TestToUSDRoundsHalfUp(t *testing.T) {
+	tests := []struct {
+		micros int64
+		rate   string
+		want   int64
+	}{
+		{50, "1.15", 58}, // 57.5 exactly; in float64 it is 57.49999999999999
+		{5, "0.1", 1},
+		{3, "0.5", 2},
+		{1800001, "1.08", 1944001},
+		{0, "1.08", 0},
+	}
+	for _, tt := range tests {
+		rate, _ := new(big.Rat).SetString(tt.rate)
+		m := &keywordMetrics{AverageCpcMicros: optInt64{tt.micros, true}}
+		if err := (&accountCurrency{code: "EUR", rate: rate}).toUSD(m); err != nil || m.AverageCpcMicros.V != tt.want {
+			t.Errorf("%d × %s = %d (err %v), want %d", tt.micros, tt.rate, m.AverageCpcMicros.V, err, tt.want)
+		}
+	}
+	m := &keywordMetrics{AverageCpcMicros: optInt64{math.MaxInt64, true}}
+	if err := (&accountCurrency{code: "EUR", rate: big.NewRat(2, 1)}).toUSD(m); err == nil {
+		t.Error("an amount past int64 converted without an error")
 	}
 }

@@ -10,6 +10,11 @@
 // checkpoints every finished batch so that a run interrupted half way
 // continues on re-run without requesting finished batches again.
 //
+// Money is held as USD micros (SPEC §4): the client reads the account's
+// currency once, before its first metrics request, and converts bids and
+// CPCs with Config.USDRate when the account does not bill in USD, refusing
+// the account when no rate is given.
+//
 // A quota delay longer than Options.MaxRetryDelay (the daily operations
 // bucket answers with delays of hours) stops the run with a
 // *QuotaExhaustedError instead of sleeping; the checkpoint makes the next

@@ -53,6 +53,8 @@ type fakeAds struct {
 	ideaBodies  []ideasProbe // decoded GenerateKeywordIdeas requests
 	headers     []http.Header
 	bodies      []map[string]any
+	currency    string // customer.currency_code the account reports; default USD
+	searches    int    // GoogleAdsService.Search requests, not in requests
 }
 
 type ideasProbe struct {
@@ -63,10 +65,10 @@ type ideasProbe struct {
 
 func newFakeAds(tb testing.TB) *fakeAds {
 	tb.Helper()
-	f := &fakeAds{tb: tb, tokenTTL: 3600}
+	f := &fakeAds{tb: tb, tokenTTL: 3600, currency: "USD"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", f.token)
-	mux.HandleFunc("POST /v22/customers/{rest}", f.api)
+	mux.HandleFunc("POST /v22/customers/{rest...}", f.api)
 	f.srv = httptest.NewServer(mux) // listens on 127.0.0.1
 	tb.Cleanup(f.srv.Close)
 	return f
@@ -121,11 +123,21 @@ func (f *fakeAds) api(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.requests++
+	// GoogleAdsService.Search lives under customers/{id}/googleAds; it is
+	// not a keyword planning method and does not take scripted answers.
+	search := method == "search" && strings.HasSuffix(customer, "/googleAds")
+	if search {
+		customer = strings.TrimSuffix(customer, "/googleAds")
+		f.searches++
+	} else {
+		f.requests++
+	}
 	f.headers = append(f.headers, r.Header.Clone())
-	var generic map[string]any
-	json.Unmarshal(body, &generic)
-	f.bodies = append(f.bodies, generic)
+	if !search {
+		var generic map[string]any
+		json.Unmarshal(body, &generic)
+		f.bodies = append(f.bodies, generic)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 
 	// What the real service checks before anything else.
@@ -143,6 +155,10 @@ func (f *fakeAds) api(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Header.Get("developer-token") != testDevToken || r.Header.Get("login-customer-id") != testLoginCustomer {
 		f.write(w, reply{403, "error_permission_denied.json"})
+		return
+	}
+	if search {
+		f.answerSearch(w, body)
 		return
 	}
 	if len(f.script) > 0 {
@@ -186,6 +202,26 @@ func (f *fakeAds) api(w http.ResponseWriter, r *http.Request) {
 	default:
 		f.write(w, reply{404, ""})
 	}
+}
+
+// answerSearch answers the account currency query the way
+// GoogleAdsService.Search does: one row with the customer's resource name
+// and the selected field, and the field mask.
+func (f *fakeAds) answerSearch(w http.ResponseWriter, body []byte) {
+	var req struct {
+		Query string `json:"query"`
+	}
+	json.Unmarshal(body, &req)
+	if req.Query != "SELECT customer.currency_code FROM customer" {
+		f.write(w, reply{400, "error_invalid_argument.json"})
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{
+		"results": []any{map[string]any{"customer": map[string]any{
+			"resourceName": "customers/" + testCustomer, "currencyCode": f.currency,
+		}}},
+		"fieldMask": "customer.currencyCode",
+	})
 }
 
 func (f *fakeAds) keywordsOf(body []byte) []string {

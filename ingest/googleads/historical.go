@@ -20,9 +20,11 @@ import (
 // Options.BatchSize. Results are matched to requested keywords by text and
 // close variants, never by position, so every requested keyword a result
 // covers gets that result's record; where two results cover one keyword the
-// larger volume wins. With Options.CheckpointDir set, each finished batch is
-// saved, and a re-run for the same keywords loads finished batches instead
-// of requesting them again.
+// larger volume wins. Bids and CPCs are USD micros: before its first request
+// the client reads the account's currency, converts with Config.USDRate
+// when it is not USD, and refuses the account when no rate is given. With
+// Options.CheckpointDir set, each finished batch is saved, and a re-run for
+// the same keywords loads finished batches instead of requesting them again.
 func (c *Client) HistoricalMetrics(ctx context.Context, country kw.Country, keywords []string) ([]kw.KeywordRecord, error) {
 	norm, bad := normalizeAll(keywords)
 	if bad > 0 {
@@ -67,6 +69,10 @@ func (c *Client) HistoricalMetrics(ctx context.Context, country kw.Country, keyw
 }
 
 func (c *Client) historicalBatch(ctx context.Context, country kw.Country, batch []string) ([]kw.KeywordRecord, error) {
+	cur, err := c.accountCurrency(ctx)
+	if err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(historicalMetricsRequest{
 		Keywords:                 batch,
 		GeoTargetConstants:       []string{"geoTargetConstants/" + strconv.FormatInt(country.GeoTarget, 10)},
@@ -77,13 +83,18 @@ func (c *Client) historicalBatch(ctx context.Context, country kw.Country, batch 
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode request: %w", err)
 	}
-	resp, err := c.call(ctx, "generateKeywordHistoricalMetrics", body)
+	resp, err := c.call(ctx, ":generateKeywordHistoricalMetrics", body)
 	if err != nil {
 		return nil, err
 	}
 	r, err := decodeHistoricalMetrics(resp)
 	if err != nil {
 		return nil, err
+	}
+	for _, res := range r.Results {
+		if err := cur.toUSD(res.KeywordMetrics); err != nil {
+			return nil, fmt.Errorf("cannot convert the amounts of %q: %w", res.Text, err)
+		}
 	}
 	recs := matchResults(batch, r.Results)
 	if missing := len(batch) - len(recs); missing > 0 {

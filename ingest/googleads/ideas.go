@@ -18,7 +18,8 @@ const maxIdeaPages = 1000
 // are sent MaxSeedKeywords at a time and each query is followed through its
 // pages (pageToken/nextPageToken).
 func (c *Client) KeywordIdeas(ctx context.Context, country kw.Country, seeds []string, maxResults int) ([]string, error) {
-	recs, err := c.KeywordIdeaRecords(ctx, country, seeds, maxResults)
+	// Only the texts are kept, so the amounts need no currency.
+	recs, err := c.keywordIdeas(ctx, country, seeds, maxResults, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -30,9 +31,18 @@ func (c *Client) KeywordIdeas(ctx context.Context, country kw.Country, seeds []s
 }
 
 // KeywordIdeaRecords is KeywordIdeas with each idea's metrics as a keyword
-// record (the same mapping as HistoricalMetrics). Ideas are not
-// checkpointed: expansion is cheap next to the metrics run it feeds.
+// record (the same mapping as HistoricalMetrics, amounts in USD micros).
 func (c *Client) KeywordIdeaRecords(ctx context.Context, country kw.Country, seeds []string, maxResults int) ([]kw.KeywordRecord, error) {
+	cur, err := c.accountCurrency(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.keywordIdeas(ctx, country, seeds, maxResults, cur)
+}
+
+// keywordIdeas queries GenerateKeywordIdeas; cur converts the amounts, and
+// nil leaves them in the account's currency.
+func (c *Client) keywordIdeas(ctx context.Context, country kw.Country, seeds []string, maxResults int, cur *accountCurrency) ([]kw.KeywordRecord, error) {
 	norm, bad := normalizeAll(seeds)
 	if bad > 0 {
 		c.log.Warn("skipped seed keywords that do not normalize", "country", country.Code, "count", bad)
@@ -65,7 +75,7 @@ func (c *Client) KeywordIdeaRecords(ctx context.Context, country kw.Country, see
 			if err != nil {
 				return nil, fmt.Errorf("cannot encode request: %w", err)
 			}
-			resp, err := c.call(ctx, "generateKeywordIdeas", body)
+			resp, err := c.call(ctx, ":generateKeywordIdeas", body)
 			if err != nil {
 				return nil, fmt.Errorf("cannot fetch keyword ideas for %s: %w", country.Code, err)
 			}
@@ -77,6 +87,9 @@ func (c *Client) KeywordIdeaRecords(ctx context.Context, country kw.Country, see
 				k, err := kw.NormalizeKeyword(res.Text)
 				if err != nil {
 					continue // ideas longer than our limits are not ours to keep
+				}
+				if err := cur.toUSD(res.KeywordIdeaMetrics); err != nil {
+					return nil, fmt.Errorf("cannot convert the amounts of %q: %w", res.Text, err)
 				}
 				rec := toRecord(k, res.KeywordIdeaMetrics)
 				if j, ok := index[k]; ok {

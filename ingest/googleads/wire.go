@@ -205,6 +205,23 @@ type ideaResult struct {
 	KeywordIdeaMetrics *keywordMetrics `json:"keywordIdeaMetrics"`
 }
 
+// searchRequest is SearchGoogleAdsRequest.
+type searchRequest struct {
+	Query string `json:"query"`
+}
+
+// searchResponse is SearchGoogleAdsResponse for the currency query: one
+// GoogleAdsRow holding the customer.
+type searchResponse struct {
+	Results []struct {
+		Customer struct {
+			ResourceName string `json:"resourceName"`
+			CurrencyCode string `json:"currencyCode"`
+		} `json:"customer"`
+	} `json:"results"`
+	FieldMask string `json:"fieldMask"`
+}
+
 // errorEnvelope is google.rpc.Status as the REST interface returns it, with
 // GoogleAdsFailure (and the generic RetryInfo) among its details.
 type errorEnvelope struct {
