@@ -28,13 +28,11 @@ var (
 )
 
 // setCORS marks an answer under corsPrefix as readable by any origin. It
-// is called only for requests that carry Origin, as every cross-origin
-// request from a browser does: programs ignore the fields, and net/http
-// copies and sorts every header of every answer, so two fields on each of
-// the busiest answers cost measurable time. Answers are never made
-// cacheable (they carry no validators or lifetimes, and counted ones
-// differ per caller), so no cache can hand an answer made without the
-// fields to a browser.
+// is set on every answer under corsPrefix, whether or not the request
+// carries Origin: some answers are cacheable (GET /v1/openapi.json), and a
+// cache that stored an answer made for a program, without the fields,
+// would hand it to browsers that then refuse to read it. Since the fields
+// never depend on the request, the answer needs no "Vary: Origin".
 func setCORS(h http.Header) {
 	h["Access-Control-Allow-Origin"] = corsAnyOrigin
 	h["Access-Control-Expose-Headers"] = corsExposeValue

@@ -97,7 +97,10 @@ func TestCORS(t *testing.T) {
 			"Access-Control-Request-Headers": {"authorization"}}, 204, true, "GET, HEAD"},
 		{"preflight POST", "OPTIONS", "/v1/keywords", http.Header{"Origin": {"https://agent.example"}, "Access-Control-Request-Method": {"POST"}}, 204, true, "POST"},
 		{"countries", "GET", "/v1/countries", http.Header{"Origin": {"null"}}, 200, true, ""},
-		{"no Origin, no CORS fields", "GET", "/v1/keyword?q=running+shoes", nil, 200, false, ""},
+		// Without Origin the fields are there too, so a cache that keeps
+		// an answer made for a program can hand it to a browser.
+		{"no Origin, same fields", "GET", "/v1/keyword?q=running+shoes", nil, 200, true, ""},
+		{"cacheable document without Origin", "GET", "/v1/openapi.json", nil, 200, true, ""},
 		{"pages are not shared", "GET", "/", http.Header{"Origin": {"https://agent.example"}}, 200, false, ""},
 		{"MCP is not shared", "OPTIONS", "/mcp", http.Header{"Origin": {"https://agent.example"}, "Access-Control-Request-Method": {"POST"}}, 405, false, ""},
 		{"unknown v1 path", "OPTIONS", "/v1/nothing", nil, 404, false, ""},

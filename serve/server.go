@@ -222,7 +222,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	sw.Header()["X-Content-Type-Options"] = nosniffValue
 	cors := rt != nil && strings.HasPrefix(rt.pattern, corsPrefix)
-	if cors && r.Header["Origin"] != nil {
+	if cors {
 		setCORS(sw.Header())
 	}
 
