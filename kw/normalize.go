@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -67,7 +69,10 @@ func normalizeKeyword(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", ErrKeywordInvalid
 	}
-	s = strings.ToLower(norm.NFKC.String(s))
+	// Full Unicode lower case (SpecialCasing with the final-sigma rule), not
+	// strings.ToLower's one-rune mapping: "ΟΔΟΣ" is "οδος" and "İ" is "i̇",
+	// as in Python's str.lower and ICU. A Caser keeps state, so one per call.
+	s = cases.Lower(language.Und).String(norm.NFKC.String(s))
 	var b strings.Builder
 	b.Grow(len(s))
 	words, space := 0, false

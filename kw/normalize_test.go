@@ -18,8 +18,11 @@ func TestNormalizeKeyword(t *testing.T) {
 		{"ｒｕｎｎｉｎｇ　ｓｈｏｅｓ", "running shoes", nil},      // full-width letters and ideographic space (NFKC)
 		{"Straße", "straße", nil},                    // lower case keeps ß
 		{"ÄPFEL", "äpfel", nil},
-		{"ﬁsh", "fish", nil},  // ligature decomposes under NFKC
-		{"café", "café", nil}, // combining accent composes
+		{"ﬁsh", "fish", nil},                // ligature decomposes under NFKC
+		{"café", "café", nil},               // combining accent composes
+		{"ΟΔΟΣ ΣΟΦΙΑΣ", "οδος σοφιας", nil}, // final sigma before a space and at the end
+		{"ΣΊΣΥΦΟΣ", "σίσυφος", nil},
+		{"İSTANBUL", "i\u0307stanbul", nil}, // full lower case keeps the dot above
 		{"", "", ErrKeywordEmpty},
 		{" \t ", "", ErrKeywordEmpty},
 		{strings.Repeat("a", 80), strings.Repeat("a", 80), nil},
