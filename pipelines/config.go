@@ -62,6 +62,11 @@ type FileSources struct {
 	PlannerCSV []string `yaml:"planner_csv"`
 	// SERPJSONL are SERP JSON Lines files.
 	SERPJSONL []string `yaml:"serp_jsonl"`
+	// USDRate maps a currency code to its value in USD per unit
+	// ({EUR: 1.08}), for planner exports in another currency than USD;
+	// the config form of `kwdata ingest --usd-rate EUR=1.08`. Codes are
+	// upper case after loading. Default none: such an export is refused.
+	USDRate map[string]float64 `yaml:"usd_rate"`
 }
 
 // GoogleAdsConfig is the googleads section. It maps one to one onto the
@@ -450,6 +455,7 @@ func (c *Config) finish(dir string, missing map[string][]string) error {
 			required(fmt.Sprintf("files.%s.serp_jsonl[%d]", key, i), name, "serps/"+code+".jsonl")
 			fs.SERPJSONL[i] = resolve(name)
 		}
+		fs.USDRate = usdRates(&p, "files."+key+".usd_rate", fs.USDRate)
 		files[code] = fs
 	}
 	c.Files = files
@@ -535,6 +541,30 @@ func (c *Config) finish(dir string, missing map[string][]string) error {
 		}
 	}
 	return p.err()
+}
+
+// usdRates checks a currency → USD rate map and returns it with upper-case
+// codes, reporting problems under key.
+func usdRates(p *problems, key string, rates map[string]float64) map[string]float64 {
+	if len(rates) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(rates))
+	for _, cur := range sortedKeys(rates) {
+		rate, code := rates[cur], strings.ToUpper(strings.TrimSpace(cur))
+		switch _, dup := out[code]; {
+		case len(code) != 3 || strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "":
+			p.addf("%s: %q is not a currency code; write an ISO 4217 code such as EUR: 1.08", key, cur)
+		case dup:
+			p.addf("%s: %s is given twice; give each currency once", key, code)
+		case !(rate > 0) || math.IsInf(rate, 0):
+			p.addf("%s.%s is %v; write the USD value of one %s, e.g. 1.08", key, cur, rate, code)
+		case code == "USD" && rate != 1:
+			p.addf("%s.%s is %v; USD needs no rate, remove it", key, cur, rate)
+		}
+		out[code] = rate
+	}
+	return out
 }
 
 // optionalEnvKeys may reference an unset variable; they are then empty.

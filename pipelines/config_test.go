@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,7 @@ keywords:
   us: seeds/us.txt
   de: /abs/seeds/de.txt
 files:
-  us: { planner_csv: [exports/us.csv], serp_jsonl: [serps/us.jsonl] }
+  us: { planner_csv: [exports/us.csv], serp_jsonl: [serps/us.jsonl], usd_rate: { eur: 1.08 } }
 googleads:
   endpoint: https://googleads.googleapis.com
   api_version: v22
@@ -86,7 +87,8 @@ func TestLoadConfigFull(t *testing.T) {
 		t.Errorf("keywords = %v", cfg.Keywords)
 	}
 	us := cfg.Files["us"]
-	if !slices.Equal(us.PlannerCSV, []string{filepath.Join(dir, "exports/us.csv")}) || !slices.Equal(us.SERPJSONL, []string{filepath.Join(dir, "serps/us.jsonl")}) {
+	if !slices.Equal(us.PlannerCSV, []string{filepath.Join(dir, "exports/us.csv")}) || !slices.Equal(us.SERPJSONL, []string{filepath.Join(dir, "serps/us.jsonl")}) ||
+		!maps.Equal(us.USDRate, map[string]float64{"EUR": 1.08}) {
 		t.Errorf("files = %+v", cfg.Files)
 	}
 	g := cfg.GoogleAds
@@ -162,6 +164,10 @@ func TestLoadConfigErrors(t *testing.T) {
 			[]string{"googleads.expand_ideas is -1"}},
 		{"negative usd_rate", base + "googleads: { customer_id: \"1234567890\", client_id: a, client_secret: b, refresh_token: c, usd_rate: -1.08 }\n", nil,
 			[]string{"googleads.usd_rate is -1.08", "1.08 for EUR"}},
+		{"bad file rates", "data: d\ncountries: [us]\nfiles: { us: { planner_csv: [a], usd_rate: { euro: 1.08, GBP: 0, usd: 1.1 } } }\n", nil,
+			[]string{`files.us.usd_rate: "euro" is not a currency code`, "files.us.usd_rate.GBP is 0", "files.us.usd_rate.usd is 1.1; USD needs no rate"}},
+		{"file rate twice", "data: d\ncountries: [us]\nfiles: { us: { planner_csv: [a], usd_rate: { eur: 1.08, EUR: 1.09 } } }\n", nil,
+			[]string{"files.us.usd_rate: EUR is given twice"}},
 		{"wrong type", base + "retention: { keep_days: lots }\n", nil, []string{"line 5", "lots"}},
 		{"empty file", "\n# nothing\n", nil, []string{"empty"}},
 		{"two documents", base + "---\ndata: other\n", nil, []string{"more than one YAML document"}},

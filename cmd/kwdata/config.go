@@ -127,8 +127,15 @@ func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, dat
 	if len(files.PlannerCSV)+len(files.SERPJSONL) > 0 {
 		rep, err := ingest.Run(ctx, ingest.Options{
 			Data: cfg.Data, Date: date, Country: cc, PlannerCSV: files.PlannerCSV, SERPJSONL: files.SERPJSONL,
-			Logger: m.Logger, Progress: func(_ string, done, total int64) { progress(done, total) },
+			USDRate: files.USDRate, Logger: m.Logger, Progress: func(_ string, done, total int64) { progress(done, total) },
 		})
+		var curErr *ingest.CurrencyError
+		if errors.As(err, &curErr) {
+			// The importer's message names the --usd-rate flag, which a
+			// config run does not read.
+			return nil, fmt.Errorf("cannot ingest %s: %s:%d: amounts are in %s and no USD rate for %s is given; add files.%s.usd_rate: {%s: RATE} (USD per %s) to %s",
+				cc, curErr.File, curErr.Line, curErr.Currency, curErr.Currency, cc, curErr.Currency, curErr.Currency, cfg.Path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cannot ingest %s: %w", cc, err)
 		}

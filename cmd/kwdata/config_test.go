@@ -558,3 +558,54 @@ func TestIngestConfigGoogleAdsCurrency(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestConfigRefusesFileFlags refuses the file flags next to --config,
+// which would otherwise be ignored without a word.
+func TestIngestConfigRefusesFileFlags(t *testing.T) {
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 20, 3)
+	cfg, _ := fileConfig(t, dir, c, "")
+	for _, flags := range [][]string{
+		{"--planner-csv", c.planner},
+		{"--serp-jsonl", c.serpFile},
+		{"--usd-rate", "EUR=1.08"},
+	} {
+		m, _, _ := testMain(t)
+		args := append([]string{"ingest", "--config", cfg, "--date", "2026-11-21"}, flags...)
+		err := m.Run(context.Background(), args)
+		if err == nil || !strings.Contains(err.Error(), flags[0]+" cannot be used with --config") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s with --config: err = %v, want a one-line refusal naming the flag", flags[0], err)
+		}
+	}
+	if dates, _ := lake.Dates(filepath.Join(dir, "data"), kw.DatasetKeywords, "us"); len(dates) > 0 {
+		t.Errorf("a refused ingest wrote partitions %v", dates)
+	}
+}
+
+// TestIngestConfigFileUSDRate ingests a planner export in EUR listed under
+// files: refused without files.<cc>.usd_rate, with a message naming that
+// key rather than the --usd-rate flag, and converted with it.
+func TestIngestConfigFileUSDRate(t *testing.T) {
+	const date = "2026-11-21"
+	dir := t.TempDir()
+	writeTestFile(t, dir, "exports/us.csv", "Keyword\tCurrency\tAvg. monthly searches\tCompetition\tCompetition (indexed value)\tTop of page bid (low range)\tTop of page bid (high range)\n"+
+		"running shoes\tEUR\t1000\tHigh\t87\t1.00\t2.00\n")
+	config := func(rates string) string {
+		return writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us]\nfiles:\n  us:\n    planner_csv: [exports/us.csv]\n"+rates)
+	}
+
+	m, _, _ := testMain(t)
+	err := m.Run(context.Background(), []string{"ingest", "--config", config(""), "--date", date})
+	if err == nil || !strings.Contains(err.Error(), "add files.us.usd_rate: {EUR: RATE}") || strings.Contains(err.Error(), "--usd-rate") {
+		t.Fatalf("EUR export without a rate: err = %v, want a refusal naming files.us.usd_rate", err)
+	}
+
+	run(t, "ingest", "--config", config("    usd_rate: {eur: 1.08}\n"), "--date", date)
+	recs, err := lake.Read[kw.KeywordRecord](filepath.Join(dir, "data"), kw.DatasetKeywords, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].BidLowMicros != 1080000 || recs[0].BidHighMicros != 2160000 || recs[0].CPCMicros != 1620000 {
+		t.Errorf("records %+v, want EUR 1.00–2.00 as USD 1.08–2.16", recs)
+	}
+}

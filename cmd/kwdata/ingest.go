@@ -27,6 +27,22 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 		return err
 	}
 	if *config != "" {
+		// The config names each country's files and rates; flags beside
+		// it would be ignored, so an operator could believe a file was
+		// ingested when it was not.
+		var given []string
+		for _, f := range []struct {
+			name string
+			vals stringList
+		}{{"--planner-csv", planner}, {"--serp-jsonl", serps}, {"--usd-rate", rates}} {
+			if len(f.vals) > 0 {
+				given = append(given, f.name)
+			}
+		}
+		if len(given) > 0 {
+			return usageError{fmt.Errorf("%s cannot be used with --config, which names its own files; list them under files.<cc> in the config (planner_csv, serp_jsonl, usd_rate), or leave out --config",
+				strings.Join(given, " and "))}
+		}
 		return m.ingestFromConfig(ctx, *config, *data, *date, *country)
 	}
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}, [2]string{"country", *country}); err != nil {
