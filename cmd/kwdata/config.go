@@ -60,8 +60,8 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords, %d SERPs\n",
-			strings.ToUpper(cc), date, counts["keywords"], counts["serps"])
+		fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords, %d SERPs, %d bad rows\n",
+			strings.ToUpper(cc), date, counts["keywords"], counts["serps"], counts["bad_rows"])
 	}
 	return nil
 }
@@ -129,6 +129,14 @@ func (m *Main) ingestCountry(ctx context.Context, cfg *pipelines.Config, cc, dat
 			Data: cfg.Data, Date: date, Country: cc, PlannerCSV: files.PlannerCSV, SERPJSONL: files.SERPJSONL,
 			USDRate: files.USDRate, Logger: m.Logger, Progress: func(_ string, done, total int64) { progress(done, total) },
 		})
+		// SPEC §4: a bad row is reported with its line number, in a
+		// scheduled run too, where the log is all the operator reads.
+		for _, b := range rep.Bad {
+			m.Logger.Warn("bad row skipped", "country", cc, "file", b.File, "line", b.Line, "reason", b.Reason)
+		}
+		if more := rep.BadCount - len(rep.Bad); more > 0 {
+			m.Logger.Warn("more bad rows skipped, not listed", "country", cc, "count", more)
+		}
 		var curErr *ingest.CurrencyError
 		if errors.As(err, &curErr) {
 			// The importer's message names the --usd-rate flag, which a

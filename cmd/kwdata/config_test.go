@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -607,5 +609,35 @@ func TestIngestConfigFileUSDRate(t *testing.T) {
 	}
 	if len(recs) != 1 || recs[0].BidLowMicros != 1080000 || recs[0].BidHighMicros != 2160000 || recs[0].CPCMicros != 1620000 {
 		t.Errorf("records %+v, want EUR 1.00–2.00 as USD 1.08–2.16", recs)
+	}
+}
+
+// TestIngestConfigReportsBadRows logs each bad row of a configured export
+// with its file and line, and counts them in the summary (SPEC §4), as
+// the file mode does.
+func TestIngestConfigReportsBadRows(t *testing.T) {
+	dir := t.TempDir()
+	planner := writeTestFile(t, dir, "exports/us.csv", "Keyword\tAvg. monthly searches\n"+
+		"running shoes\t1000\n"+
+		"one two three four five six seven eight nine ten eleven\t10\n"+
+		"trail shoes\t500\n")
+	cfg := writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us]\nfiles:\n  us:\n    planner_csv: [exports/us.csv]\n")
+	m, out, _ := testMain(t)
+	var logs bytes.Buffer
+	m.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if err := m.Run(context.Background(), []string{"ingest", "--config", cfg, "--date", "2026-11-21"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 keywords, 0 SERPs, 1 bad rows") {
+		t.Errorf("summary %q, want 2 keywords and 1 bad row", out)
+	}
+	var bad []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "bad row") {
+			bad = append(bad, line)
+		}
+	}
+	if len(bad) != 1 || !strings.Contains(bad[0], "file="+planner) || !strings.Contains(bad[0], "line=3") {
+		t.Errorf("bad row log lines %q, want one naming %s and line=3", bad, planner)
 	}
 }
