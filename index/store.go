@@ -28,7 +28,19 @@ type StoreOptions struct {
 	PollInterval time.Duration
 	// FS is where the index is read. Default: vfs.Default.
 	FS vfs.FS
+	// Now is the clock of the retry backoff. Default: time.Now.
+	Now func() time.Time
 }
+
+// The poller retries a refused build after minRetry, doubling the wait
+// after each refusal up to maxRetry. A refusal may be temporary (the LOCK
+// held a moment, too many open files), so a retry must come without a new
+// publish; a damaged build stays refused but costs one open and one log
+// line every few minutes.
+const (
+	minRetry = 5 * time.Second
+	maxRetry = 5 * time.Minute
+)
 
 func (o *StoreOptions) ensureDefaults() {
 	if o.Logger == nil {
@@ -42,6 +54,9 @@ func (o *StoreOptions) ensureDefaults() {
 	}
 	if o.FS == nil {
 		o.FS = vfs.Default
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 }
 
@@ -61,9 +76,11 @@ type Store struct {
 	cur  atomic.Pointer[handle]
 	open sync.WaitGroup // one count per handle not yet closed
 
-	mu      sync.Mutex // serializes reloads and Close
-	refused string     // build the poller last refused; retried only by Reload
-	ptrErr  string     // last pointer error logged, so the poller logs each once
+	mu      sync.Mutex    // serializes reloads and Close
+	refused string        // build last refused
+	backoff time.Duration // wait after the last refusal of refused
+	retryAt time.Time     // when the poller next tries refused
+	ptrErr  string        // last pointer error logged, so the poller logs each once
 	closed  bool
 	stop    context.CancelFunc
 	watcher sync.WaitGroup
@@ -194,8 +211,8 @@ func (s *Store) watch(ctx context.Context) {
 
 // Reload checks CURRENT now (on SIGHUP, say) and switches to the build it
 // names if that is not the one served. It returns an error if the build is
-// refused; the served build then stays. Unlike the poller, Reload retries a
-// build it refused before.
+// refused; the served build then stays. Unlike the poller, which waits out
+// the backoff of a build it refused, Reload retries it at once.
 func (s *Store) Reload() error { return s.reload(true) }
 
 func (s *Store) reload(force bool) error {
@@ -214,20 +231,29 @@ func (s *Store) reload(force bool) error {
 	}
 	s.ptrErr = ""
 	cur := s.cur.Load()
-	if id == "" || (cur != nil && cur.id == id) || (!force && id == s.refused) {
+	if id == "" || (cur != nil && cur.id == id) {
+		return nil
+	}
+	now := s.opt.Now()
+	if !force && id == s.refused && now.Before(s.retryAt) {
 		return nil
 	}
 	h, err := s.openBuild(id)
 	if err != nil {
-		s.refused = id
+		if id == s.refused {
+			s.backoff = min(2*s.backoff, maxRetry)
+		} else {
+			s.refused, s.backoff = id, minRetry
+		}
+		s.retryAt = now.Add(s.backoff)
 		served := ""
 		if cur != nil {
 			served = cur.id
 		}
-		s.log.Error("refused index build", "build", id, "serving", served, "err", err)
+		s.log.Error("refused index build", "build", id, "serving", served, "retry_in", s.backoff, "err", err)
 		return fmt.Errorf("cannot switch to index build %s: %w", id, err)
 	}
-	s.refused = ""
+	s.refused, s.backoff = "", 0
 	old := s.cur.Swap(h)
 	s.log.Info("serving index build", "build", id, "date", h.info.DataDate, "keys", keysOf(h.info))
 	if old != nil {

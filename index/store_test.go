@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -238,9 +241,9 @@ func TestStoreRefusesDamagedBuild(t *testing.T) {
 			if closed.Load() != 0 {
 				t.Errorf("the served build was closed")
 			}
-			// A refused build is not retried by the poller, only by Reload.
+			// The poller waits out the refused build's backoff.
 			if err := s.reload(false); err != nil {
-				t.Errorf("poller retried the refused build: %v", err)
+				t.Errorf("poller retried the refused build at once: %v", err)
 			}
 			// A good build published later is taken.
 			publish(t, data, ids[2])
@@ -406,5 +409,124 @@ func TestStoreSwap(t *testing.T) {
 	}
 	if closed[ids[builds]] != 1 || len(closed) != builds+1 {
 		t.Errorf("after Close: closes %v, want each of %d builds once", closed, builds+1)
+	}
+}
+
+// retryStore opens a store over data whose file system counts the
+// attempts to open a build (reads of a manifest) and fails the next
+// lockFails Pebble LOCKs, and whose clock the test moves. The poller is
+// left idle: the test calls reload(false) for each of its ticks.
+type retryStore struct {
+	*Store
+	clock     time.Time
+	attempts  atomic.Int32
+	lockFails atomic.Int32
+}
+
+func openRetryStore(tb testing.TB, data string) *retryStore {
+	tb.Helper()
+	rs := &retryStore{clock: fixedNow}
+	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		switch {
+		case op.Kind == errorfs.OpOpen && filepath.Base(op.Path) == manifestName:
+			rs.attempts.Add(1)
+		case op.Kind == errorfs.OpLock && rs.lockFails.Add(-1) >= 0:
+			return errors.New("too many open files")
+		}
+		return nil
+	}))
+	s, err := OpenStore(context.Background(), data, StoreOptions{
+		Logger: testLogger(tb), PollInterval: time.Hour, FS: fs,
+		Now: func() time.Time { return rs.clock },
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	rs.Store = s
+	return rs
+}
+
+// TestStoreRetriesRefusedBuild: a build that fails to open once (a
+// temporary failure) is picked up by the poller when its backoff ends,
+// without a new publish and without Reload.
+func TestStoreRetriesRefusedBuild(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-20", "us", 10, 1)
+	old := buildIndex(t, data, "2026-11-20").BuildID
+	simpleLake(t, data, "2026-11-21", "us", 10, 2)
+	next := buildIndex(t, data, "2026-11-21").BuildID
+	publish(t, data, old)
+	s := openRetryStore(t, data)
+	if info, _ := s.Info(); info.Version != old {
+		t.Fatalf("serving %q, want %s", info.Version, old)
+	}
+
+	s.lockFails.Store(1)
+	publish(t, data, next)
+	if err := s.reload(false); err == nil || !strings.Contains(err.Error(), "too many open files") {
+		t.Fatalf("first poll of a build that cannot be locked: %v", err)
+	}
+	tries := s.attempts.Load()
+	s.clock = s.clock.Add(minRetry - time.Millisecond)
+	if err := s.reload(false); err != nil || s.attempts.Load() != tries {
+		t.Fatalf("poll before the backoff ended: err %v, %d attempts, want none", err, s.attempts.Load()-tries)
+	}
+	if info, _ := s.Info(); info.Version != old {
+		t.Fatalf("serving %s during the backoff, want %s", info.Version, old)
+	}
+	s.clock = s.clock.Add(time.Millisecond)
+	if err := s.reload(false); err != nil {
+		t.Fatalf("poll after the backoff: %v", err)
+	}
+	if info, _ := s.Info(); info.Version != next {
+		t.Fatalf("serving %s after the backoff, want the retried build %s", info.Version, next)
+	}
+	if e, err := s.Lookup(context.Background(), "US", "kw 000003"); err != nil || e.Volume != 2 {
+		t.Errorf("lookup in the retried build: %+v, %v", e, err)
+	}
+}
+
+// TestStoreBacksOffDamagedBuild: a damaged build stays refused, but the
+// poller tries it again at a rate that halves after each refusal, down to
+// one try every maxRetry; Reload tries it at once.
+func TestStoreBacksOffDamagedBuild(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-20", "us", 10, 1)
+	old := buildIndex(t, data, "2026-11-20").BuildID
+	simpleLake(t, data, "2026-11-21", "us", 10, 2)
+	bad := buildIndex(t, data, "2026-11-21").BuildID
+	editManifest(t, filepath.Join(data, "index", bad), func(s string) string {
+		return strings.Replace(s, `"format_version": 1`, `"format_version": 99`, 1)
+	})
+	publish(t, data, old)
+	s := openRetryStore(t, data)
+	publish(t, data, bad)
+	if err := s.reload(false); err == nil {
+		t.Fatal("the damaged build was taken")
+	}
+
+	wait := minRetry
+	for range 10 {
+		tries := s.attempts.Load()
+		s.clock = s.clock.Add(wait - time.Millisecond)
+		if err := s.reload(false); err != nil || s.attempts.Load() != tries {
+			t.Fatalf("poll %v into a %v backoff: err %v, %d attempts, want none", wait-time.Millisecond, wait, err, s.attempts.Load()-tries)
+		}
+		s.clock = s.clock.Add(time.Millisecond)
+		if err := s.reload(false); err == nil || !strings.Contains(err.Error(), "format version 99") || s.attempts.Load() != tries+1 {
+			t.Fatalf("poll at the end of a %v backoff: err %v, %d attempts, want one refusal", wait, err, s.attempts.Load()-tries)
+		}
+		wait = min(2*wait, maxRetry)
+	}
+	if s.backoff != maxRetry {
+		t.Errorf("backoff after 11 refusals is %v, want the cap %v", s.backoff, maxRetry)
+	}
+	tries := s.attempts.Load()
+	if err := s.Reload(); err == nil || s.attempts.Load() != tries+1 {
+		t.Errorf("Reload during the backoff: err %v, %d attempts, want one refusal", err, s.attempts.Load()-tries)
+	}
+	if info, _ := s.Info(); info.Version != old {
+		t.Errorf("serving %s, want %s", info.Version, old)
 	}
 }
