@@ -1,12 +1,27 @@
 package serve
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
-// corsPrefix is the part of the site that browser-based clients of any
-// origin may call: the JSON API. Its answers never depend on cookies, so
-// allowing every origin (without credentials) exposes nothing a program
-// could not fetch anyway; API keys travel in request fields the page sets.
-const corsPrefix = "/v1/"
+// corsShared reports whether pages of any origin may call method on path:
+// every GET (and HEAD) of the JSON API, and the bulk lookup, which
+// browser-based agents use to look up many keywords at once. Their answers
+// never depend on cookies, so allowing every origin (without credentials)
+// exposes nothing a program could not fetch anyway; API keys travel in
+// request fields the page sets. POST /v1/register is left out: shared, it
+// would let any web page make its visitors' browsers register keys for
+// addresses of the page's choosing.
+func corsShared(method, path string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		return strings.HasPrefix(path, "/v1/")
+	case http.MethodPost:
+		return path == "/v1/keywords"
+	}
+	return false
+}
 
 // CORS field values.
 const (
@@ -15,7 +30,7 @@ const (
 	corsMaxAge        = "86400"
 )
 
-// Shared values of the fields every answer under corsPrefix carries. They
+// Shared values of the fields every answer of a shared route carries. They
 // are assigned to the header map directly (the names are already
 // canonical), which spares the hot path a canonicalization and a slice
 // allocation per field; Header.Set and Add replace or copy these slices,
@@ -27,8 +42,8 @@ var (
 	contentTypeJSON = []string{"application/json"}
 )
 
-// setCORS marks an answer under corsPrefix as readable by any origin. It
-// is set on every answer under corsPrefix, whether or not the request
+// setCORS marks an answer of a shared route as readable by any origin. It
+// is set on every answer of such a route, whether or not the request
 // carries Origin: some answers are cacheable (GET /v1/openapi.json), and a
 // cache that stored an answer made for a program, without the fields,
 // would hand it to browsers that then refuse to read it. Since the fields
@@ -38,11 +53,11 @@ func setCORS(h http.Header) {
 	h["Access-Control-Expose-Headers"] = corsExposeValue
 }
 
-// preflight answers an OPTIONS request under corsPrefix: the methods of the
-// route and the request fields a client may send.
-func preflight(w http.ResponseWriter, allow string) {
+// preflight answers an OPTIONS request to a shared route: the methods
+// pages may use on it (methods) and the request fields a client may send.
+func preflight(w http.ResponseWriter, methods, allow string) {
 	h := w.Header()
-	h.Set("Access-Control-Allow-Methods", allow)
+	h.Set("Access-Control-Allow-Methods", methods)
 	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 	h.Set("Access-Control-Max-Age", corsMaxAge)
 	h.Set("Allow", allow+", OPTIONS")

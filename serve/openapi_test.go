@@ -78,6 +78,8 @@ var exampleCases = []exampleCase{
 	{loc: "GET /v1/countries 200 countries", method: "GET", target: "/v1/countries"},
 	{loc: "POST /v1/register 201 created", method: "POST", target: "/v1/register", reqExample: "-", body: `{"email": "ada@example.com"}`},
 	{loc: "POST /v1/register 400 invalid_email", method: "POST", target: "/v1/register", body: `{"email": "ada at example.com"}`},
+	{loc: "POST /v1/register 415 not_json", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
+		header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}},
 	{loc: "POST /v1/register 409 email_taken", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
 		setup: func(ds *demoServer) { ds.registrar.err = fmt.Errorf("cannot store key: %w", ErrEmailTaken) }},
 	{loc: "POST /v1/register 429 too_many_registrations", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,

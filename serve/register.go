@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -73,6 +74,14 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	if s.registrar == nil {
 		return HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
 			Msg: "This server does not issue API keys; ask its operator for one."}
+	}
+	// A page of another site may send a form or a text/plain POST without
+	// asking first; only JSON makes the browser ask (a CORS preflight),
+	// and this route never says yes, so no page can register keys through
+	// its visitors' browsers.
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		return HTTPError{Status: http.StatusUnsupportedMediaType, Code: CodeInvalidBody,
+			Msg: "Send the body as JSON with Content-Type: application/json, e.g. {\"email\": \"you@example.com\"}."}
 	}
 	body, err := readBody(r, maxRegisterBody)
 	if err != nil {

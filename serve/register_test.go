@@ -17,6 +17,7 @@ func TestRegister(t *testing.T) {
 	tests := []struct {
 		name        string
 		body        string
+		contentType string // "" sends application/json; "-" sends none
 		regErr      error
 		noRegistrar bool
 		wantStatus  int
@@ -38,6 +39,12 @@ func TestRegister(t *testing.T) {
 		{name: "store failure", body: `{"email":"ada@example.com"}`, regErr: errors.New("disk on fire"), wantStatus: 500, wantCode: CodeInternal, wantCalls: 1},
 		{name: "body too large", body: `{"email":"` + strings.Repeat("a", 5000) + `"}`, wantStatus: 413, wantCode: CodeBodyTooLarge},
 		{name: "not offered", body: `{"email":"ada@example.com"}`, noRegistrar: true, wantStatus: 404, wantCode: CodeNotFound},
+		{name: "JSON with a charset", body: `{"email":"ada@example.com"}`, contentType: "application/json; charset=utf-8", wantStatus: 201, wantCalls: 1},
+		// Forms and text/plain are what a page of another site can send
+		// without a preflight.
+		{name: "text/plain", body: `{"email":"ada@example.com"}`, contentType: "text/plain", wantStatus: 415, wantCode: CodeInvalidBody},
+		{name: "form", body: `{"email":"ada@example.com"}`, contentType: "application/x-www-form-urlencoded", wantStatus: 415, wantCode: CodeInvalidBody},
+		{name: "no Content-Type", body: `{"email":"ada@example.com"}`, contentType: "-", wantStatus: 415, wantCode: CodeInvalidBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +56,13 @@ func TestRegister(t *testing.T) {
 			}
 			r := httptest.NewRequest("POST", "/v1/register", strings.NewReader(tt.body))
 			r.RemoteAddr = "198.51.100.7:4000"
+			switch tt.contentType {
+			case "":
+				r.Header.Set("Content-Type", "application/json")
+			case "-":
+			default:
+				r.Header.Set("Content-Type", tt.contentType)
+			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			if w.Code != tt.wantStatus {
@@ -103,6 +117,11 @@ func TestCORS(t *testing.T) {
 		{"cacheable document without Origin", "GET", "/v1/openapi.json", nil, 200, true, ""},
 		{"pages are not shared", "GET", "/", http.Header{"Origin": {"https://agent.example"}}, 200, false, ""},
 		{"MCP is not shared", "OPTIONS", "/mcp", http.Header{"Origin": {"https://agent.example"}, "Access-Control-Request-Method": {"POST"}}, 405, false, ""},
+		// Registration is not shared: a page could register keys for
+		// addresses of its choosing through its visitors' browsers.
+		{"registration is not shared", "OPTIONS", "/v1/register", http.Header{"Origin": {"https://agent.example"},
+			"Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"content-type"}}, 405, false, ""},
+		{"registration answers carry no CORS fields", "POST", "/v1/register", http.Header{"Origin": {"https://agent.example"}}, 415, false, ""},
 		{"unknown v1 path", "OPTIONS", "/v1/nothing", nil, 404, false, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +134,9 @@ func TestCORS(t *testing.T) {
 			}
 			if w.Header().Get("Access-Control-Allow-Credentials") != "" {
 				t.Error("credentials allowed")
+			}
+			if !tt.wantAllowOrigin && w.Header().Get("Access-Control-Allow-Methods") != "" {
+				t.Errorf("Access-Control-Allow-Methods %q on a route that is not shared", w.Header().Get("Access-Control-Allow-Methods"))
 			}
 			if tt.wantMethods != "" {
 				h := w.Header()

@@ -100,6 +100,7 @@ type route struct {
 	prefix  string // for a pattern ending in "{name}": the path before it
 	methods map[string]handlerFunc
 	allow   string // the Allow field of 405 answers
+	cors    string // the methods pages of any origin may use (see corsShared); empty for none
 }
 
 // Route labels of requests that match no route.
@@ -169,12 +170,18 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 	if method == http.MethodGet {
 		rt.methods[http.MethodHead] = h
 	}
-	var ms []string
+	var ms, shared []string
 	for m := range rt.methods {
 		ms = append(ms, m)
 	}
 	sort.Strings(ms)
+	for _, m := range ms {
+		if corsShared(m, path) {
+			shared = append(shared, m)
+		}
+	}
 	rt.allow = strings.Join(ms, ", ")
+	rt.cors = strings.Join(shared, ", ")
 }
 
 // match finds the route of a path, or nil.
@@ -221,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		statusWriters.Put(sw)
 	}()
 	sw.Header()["X-Content-Type-Options"] = nosniffValue
-	cors := rt != nil && strings.HasPrefix(rt.pattern, corsPrefix)
+	cors := rt != nil && rt.cors != ""
 	if cors {
 		setCORS(sw.Header())
 	}
@@ -229,7 +236,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch h := rt.handlerFor(r.Method); {
 	case cors && r.Method == http.MethodOptions:
-		preflight(sw, rt.allow)
+		preflight(sw, rt.cors, rt.allow)
 	case rt == nil:
 		err = HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
 			Msg: fmt.Sprintf("Nothing lives at %s; the API is under /v1/ (GET /v1/keyword, GET /v1/countries).", r.URL.Path)}
