@@ -42,7 +42,11 @@ type Main struct {
 	Stdin  io.Reader
 	// Logger receives structured log lines; by default text lines on Stderr.
 	Logger *slog.Logger
-	// Getenv resolves ${VAR} in configuration files; os.Getenv by default.
+	// Level is the level of Logger, which --log-level and KWDATA_LOG_LEVEL
+	// set. Nil leaves Logger's level as its maker chose it.
+	Level *slog.LevelVar
+	// Getenv resolves ${VAR} in configuration files and reads
+	// KWDATA_LOG_LEVEL; os.Getenv by default.
 	Getenv func(string) string
 	// Now is the clock of pipeline run dates and run history; time.Now
 	// when nil.
@@ -59,11 +63,45 @@ func (m *Main) now() time.Time {
 
 // NewMain returns a Main wired to the process's standard streams.
 func NewMain() *Main {
+	level := new(slog.LevelVar) // info
 	return &Main{
 		Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Level:  level,
 		Getenv: os.Getenv,
 	}
+}
+
+// logLevelEnv names the environment variable that sets the log level when
+// --log-level is not given, handy in a systemd unit's Environment=.
+const logLevelEnv = "KWDATA_LOG_LEVEL"
+
+// globalFlags parses the flags given before the command name and returns
+// the rest of args.
+func (m *Main) globalFlags(args []string) ([]string, error) {
+	fs := flag.NewFlagSet("kwdata", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = m.usage
+	level := fs.String("log-level", "", "debug, info, warn or error; debug adds a line per HTTP request (default info, or $"+logLevelEnv+")")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	if *level == "" && m.Getenv != nil {
+		*level = m.Getenv(logLevelEnv)
+	}
+	if *level != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(*level)); err != nil {
+			return nil, usageError{fmt.Errorf("log level %q is not one of debug, info, warn, error", *level)}
+		}
+		if m.Level != nil {
+			m.Level.Set(l)
+		}
+	}
+	return fs.Args(), nil
 }
 
 // command is one subcommand: a one-line summary and its runner.
@@ -80,6 +118,12 @@ func register(name, summary string, run func(m *Main, ctx context.Context, args 
 
 // Run runs the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
+	args, err := m.globalFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // usage printed
+	} else if err != nil {
+		return err
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		m.usage()
 		if len(args) == 0 {
@@ -96,7 +140,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 
 func (m *Main) usage() {
 	fmt.Fprintln(m.Stderr, "kwdata: keyword search volume, CPC, competition and related keywords.")
-	fmt.Fprintln(m.Stderr, "\nUsage: kwdata <command> [flags]   (kwdata <command> -h for its flags)")
+	fmt.Fprintln(m.Stderr, "\nUsage: kwdata [--log-level debug|info|warn|error] <command> [flags]   (kwdata <command> -h for its flags)")
 	fmt.Fprintln(m.Stderr, "\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
