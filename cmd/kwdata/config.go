@@ -187,14 +187,19 @@ func (m *Main) keywordsFromGoogleAds(ctx context.Context, cfg *pipelines.Config,
 	if err != nil {
 		return 0, err
 	}
+	var quota *googleads.QuotaExhaustedError
 	if g.ExpandIdeas > 0 {
+		// The expansion is checkpointed with the batches, so a re-run of
+		// the date fetches metrics for the same universe.
 		universe, err = client.ExpandUniverse(ctx, country, universe, g.ExpandIdeas)
+		if errors.As(err, &quota) {
+			return 0, quotaStopError(quota, country.Code)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("cannot expand the keyword list of %s: %w", country.Code, err)
 		}
 	}
 	recs, err := client.HistoricalMetrics(ctx, country, universe)
-	var quota *googleads.QuotaExhaustedError
 	if errors.As(err, &quota) {
 		return 0, quotaStopError(quota, country.Code)
 	}
@@ -215,6 +220,12 @@ func quotaStopError(quota *googleads.QuotaExhaustedError, country string) error 
 		when = "after " + d.Round(time.Minute).String()
 	case d > 0:
 		when = "after " + d.Round(time.Second).String()
+	}
+	if quota.BatchesTotal == 0 {
+		// Stopped before the first metrics batch: in the keyword idea
+		// expansion, which is kept only once it is whole.
+		return fmt.Errorf("the Google Ads quota is used up while expanding the keyword list of %s with keyword ideas; run the same date again %s",
+			country, when)
 	}
 	return fmt.Errorf("the Google Ads quota is used up after %d of %d batches for %s; run the same date again %s, finished batches are kept",
 		quota.BatchesDone, quota.BatchesTotal, country, when)

@@ -641,3 +641,53 @@ func TestIngestConfigReportsBadRows(t *testing.T) {
 		t.Errorf("bad row log lines %q, want one naming %s and line=3", bad, planner)
 	}
 }
+
+// TestIngestConfigExpandIdeasResume stops on the daily quota during the
+// keyword idea expansion with a message saying when to run again, and
+// checkpoints the expanded universe of the date once it is whole: a
+// re-run of the date asks for no ideas and no metrics again.
+func TestIngestConfigExpandIdeasResume(t *testing.T) {
+	const date = "2026-11-21"
+	dir := t.TempDir()
+	c := newSampleCorpus(t, dir, 60, 3)
+	listed := c.keywords[:len(c.keywords)/2]
+	ads := newFakeAds(t, c)
+	ads.ideasQuota = 1
+	cfg := adsConfig(t, dir, ads, listed, "  expand_ideas: 10\n")
+
+	m, _, _ := testMain(t)
+	m.Getenv = func(k string) string { return fakeEnv()[k] }
+	err := m.Run(context.Background(), []string{"ingest", "--config", cfg, "--date", date})
+	if err == nil || !strings.Contains(err.Error(), "quota is used up while expanding the keyword list of US") ||
+		!strings.Contains(err.Error(), "run the same date again after 11h17m") {
+		t.Fatalf("quota stop during expansion: err = %v, want when to run again", err)
+	}
+
+	runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", date)
+	ideas, asked := ads.ideaRequests(), len(mustAsked(ads))
+	recs, err := lake.Read[kw.KeywordRecord](filepath.Join(dir, "data"), kw.DatasetKeywords, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ideas) == 0 || asked != 1 || len(recs) != len(listed)+10 {
+		t.Fatalf("%d idea requests, %d metrics requests, %d records; want some, 1 and %d", len(ideas), asked, len(recs), len(listed)+10)
+	}
+
+	runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", date)
+	if n := len(ads.ideaRequests()); n != len(ideas) {
+		t.Errorf("the re-run asked for ideas %d more times, want none", n-len(ideas))
+	}
+	if n := len(mustAsked(ads)); n != asked {
+		t.Errorf("the re-run sent %d more metrics requests, want none: its batches should match the checkpoint", n-asked)
+	}
+	again, err := lake.Read[kw.KeywordRecord](filepath.Join(dir, "data"), kw.DatasetKeywords, "us", date)
+	if err != nil || !reflect.DeepEqual(again, recs) {
+		t.Errorf("the re-run changed the keywords partition (err %v)", err)
+	}
+}
+
+// mustAsked returns the keywords of every metrics request the fake got.
+func mustAsked(ads *fakeAds) [][]string {
+	_, asked := ads.requests()
+	return asked
+}

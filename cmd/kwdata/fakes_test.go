@@ -143,8 +143,9 @@ func newSampleCorpus(tb testing.TB, dir string, n int, seed int) *sampleCorpus {
 	return c
 }
 
-// fakeAds is the Google Ads REST interface: the OAuth2 token endpoint and
-// GenerateKeywordHistoricalMetrics, answering for the keywords of a corpus.
+// fakeAds is the Google Ads REST interface: the OAuth2 token endpoint,
+// the account currency query, GenerateKeywordHistoricalMetrics and
+// GenerateKeywordIdeas, answering for the keywords of a corpus.
 type fakeAds struct {
 	tb     testing.TB
 	srv    *httptest.Server
@@ -156,6 +157,10 @@ type fakeAds struct {
 	tokens   []string   // access tokens minted
 	versions []string   // API version of every request
 	asked    [][]string // keywords of every request
+	ideas    [][]string // seeds of every GenerateKeywordIdeas request
+	// ideasQuota is the number of GenerateKeywordIdeas requests to answer
+	// with the daily quota error before answering normally.
+	ideasQuota int
 }
 
 func newFakeAds(tb testing.TB, c *sampleCorpus) *fakeAds {
@@ -244,7 +249,7 @@ func (f *fakeAds) historical(w http.ResponseWriter, r *http.Request) {
 	minted := slices.Clone(f.tokens)
 	f.mu.Unlock()
 	switch {
-	case customer != fakeCustomer || method != "generateKeywordHistoricalMetrics":
+	case customer != fakeCustomer || (method != "generateKeywordHistoricalMetrics" && method != "generateKeywordIdeas"):
 		f.refuse(w, http.StatusNotFound, "unexpected path %s", r.URL.Path)
 		return
 	case !slices.Contains(minted, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")):
@@ -252,6 +257,10 @@ func (f *fakeAds) historical(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Header.Get("developer-token") != fakeDevToken:
 		f.refuse(w, http.StatusForbidden, "developer-token %q", r.Header.Get("developer-token"))
+		return
+	}
+	if method == "generateKeywordIdeas" {
+		f.keywordIdeas(w, r)
 		return
 	}
 	var req struct {
@@ -285,6 +294,56 @@ func (f *fakeAds) historical(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	json.NewEncoder(w).Encode(map[string]any{"results": results})
+}
+
+// keywordIdeas answers GenerateKeywordIdeas with every keyword of the
+// corpus, in reverse keyword order, on one page of at most pageSize ideas; or, while
+// ideasQuota lasts, with the daily quota error, whose retry delay is hours.
+func (f *fakeAds) keywordIdeas(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		KeywordSeed struct {
+			Keywords []string `json:"keywords"`
+		} `json:"keywordSeed"`
+		PageSize int `json:"pageSize"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.KeywordSeed.Keywords) == 0 || len(req.KeywordSeed.Keywords) > 20 {
+		f.refuse(w, http.StatusBadRequest, "keyword ideas request without 1–20 seeds (%v)", err)
+		return
+	}
+	f.mu.Lock()
+	quota := f.ideasQuota > 0
+	if quota {
+		f.ideasQuota--
+	} else {
+		f.ideas = append(f.ideas, req.KeywordSeed.Keywords)
+	}
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	if quota {
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED",
+  "details": [{"@type": "type.googleapis.com/google.ads.googleads.v22.errors.GoogleAdsFailure",
+    "errors": [{"errorCode": {"quotaError": "RESOURCE_EXHAUSTED"}, "message": "Too many requests. Retry in 40591 seconds.",
+      "details": {"quotaErrorDetails": {"rateScope": "DEVELOPER", "rateName": "Number of operations for basic access", "retryDelay": "40591s"}}}],
+    "requestId": "xN_KaZRHZuU6Rlgt3cM2uQ"}]}}`)
+		return
+	}
+	results := []any{}
+	for _, k := range slices.Backward(f.corpus.keywords) {
+		if req.PageSize > 0 && len(results) == req.PageSize {
+			break
+		}
+		results = append(results, map[string]any{"text": k, "keywordIdeaMetrics": f.metrics(f.corpus.records[k])})
+	}
+	json.NewEncoder(w).Encode(map[string]any{"results": results, "totalSize": strconv.Itoa(len(results))})
+}
+
+// ideaRequests returns the seeds of every answered GenerateKeywordIdeas
+// request.
+func (f *fakeAds) ideaRequests() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ideas)
 }
 
 // metrics renders a planner record as KeywordPlanHistoricalMetrics: int64

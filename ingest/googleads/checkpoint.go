@@ -74,6 +74,57 @@ func (cp checkpoint) save(i int, keywords []string, recs []kw.KeywordRecord) err
 	return nil
 }
 
+// universeFile is the keyword list of a date after ExpandUniverse: the
+// listed keywords (normalized, the first Listed entries) and the ideas
+// added to them. It is only reused for the same list and MaxNew.
+type universeFile struct {
+	Version  int      `json:"version"`
+	Country  string   `json:"country"`
+	MaxNew   int      `json:"max_new"`
+	Listed   int      `json:"listed"`
+	Keywords []string `json:"keywords"`
+}
+
+const universeName = "universe.json"
+
+// loadUniverse returns the saved expansion of listed when there is one
+// for exactly these keywords and maxNew.
+func (cp checkpoint) loadUniverse(listed []string, maxNew int) ([]string, bool, error) {
+	if cp.dir == "" {
+		return nil, false, nil
+	}
+	path := filepath.Join(cp.dir, universeName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read checkpoint %s: %w", path, err)
+	}
+	var f universeFile
+	if json.Unmarshal(b, &f) != nil || f.Version != checkpointVersion || f.Country != cp.country || f.MaxNew != maxNew ||
+		f.Listed != len(listed) || len(f.Keywords) < f.Listed || !slices.Equal(f.Keywords[:f.Listed], listed) {
+		// Another list or a damaged file: expand again rather than
+		// fetch metrics for a universe the operator did not ask for.
+		return nil, false, nil
+	}
+	return f.Keywords, true, nil
+}
+
+func (cp checkpoint) saveUniverse(listed, maxNew int, keywords []string) error {
+	if cp.dir == "" {
+		return nil
+	}
+	b, err := json.Marshal(universeFile{Version: checkpointVersion, Country: cp.country, MaxNew: maxNew, Listed: listed, Keywords: keywords})
+	if err != nil {
+		return fmt.Errorf("cannot encode checkpoint: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(cp.dir, universeName), b); err != nil {
+		return fmt.Errorf("cannot write checkpoint: %w", err)
+	}
+	return nil
+}
+
 // writeFileAtomic writes b to a temporary file beside path, syncs it and
 // renames it into place, so a crash leaves the old file or the new one.
 func writeFileAtomic(path string, b []byte) error {

@@ -69,8 +69,9 @@ type Options struct {
 	// Sleep waits d or until ctx ends. Default: a timer. Tests record the
 	// delays instead of sleeping.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// CheckpointDir holds one file per finished batch (batch-00017.json),
-	// e.g. <data>/state/googleads/<cc>/<date>. Default "": no checkpoint.
+	// CheckpointDir holds one file per finished batch (batch-00017.json)
+	// and the keyword list ExpandUniverse produced (universe.json), e.g.
+	// <data>/state/googleads/<cc>/<date>. Default "": no checkpoint.
 	CheckpointDir string
 	// BatchSize is the number of keywords a request; default and maximum
 	// MaxKeywordsPerRequest.

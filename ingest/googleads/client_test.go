@@ -608,3 +608,48 @@ func TestToUSDRoundsHalfUp(t *testing.T) {
 		t.Error("an amount past int64 converted without an error")
 	}
 }
+
+// TestExpandUniverseResume saves the expansion of a date in the checkpoint:
+// a re-run with the same list gets the same universe without asking for
+// ideas again, a changed list or limit expands again, and a daily quota
+// stop during expansion is a *QuotaExhaustedError a re-run recovers from.
+func TestExpandUniverseResume(t *testing.T) {
+	f := newFakeAds(t)
+	dir := t.TempDir()
+	list := []string{"running shoes", "trail running shoes"}
+	expand := func(keywords []string, maxNew int) ([]string, error) {
+		c, _ := newTestClient(t, f.config(), Options{CheckpointDir: dir, IdeasPageSize: 3})
+		return c.ExpandUniverse(context.Background(), us(t), keywords, maxNew)
+	}
+
+	f.push(reply{429, "error_quota_daily.json"})
+	var q *QuotaExhaustedError
+	if _, err := expand(list, 10); !errors.As(err, &q) || q.RetryAfter != 40591*time.Second {
+		t.Fatalf("err = %v, want the daily quota stop", err)
+	}
+	first, err := expand(list, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"running shoes", "trail running shoes", "best running shoes", "running shoes for women"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("universe %q, want %q", first, want)
+	}
+	asked := len(f.ideaBodies)
+	again, err := expand([]string{"Running Shoes", "trail running shoes"}, 10)
+	if err != nil || !slices.Equal(again, first) || len(f.ideaBodies) != asked {
+		t.Errorf("re-run: %q, err %v, %d more idea requests; want the saved universe and none", again, err, len(f.ideaBodies)-asked)
+	}
+	for _, tc := range []struct {
+		keywords []string
+		maxNew   int
+	}{
+		{[]string{"running shoes"}, 10},
+		{list, 1},
+	} {
+		asked := len(f.ideaBodies)
+		if _, err := expand(tc.keywords, tc.maxNew); err != nil || len(f.ideaBodies) == asked {
+			t.Errorf("%q up to %d: err %v, %d idea requests; want a new expansion", tc.keywords, tc.maxNew, err, len(f.ideaBodies)-asked)
+		}
+	}
+}

@@ -119,11 +119,42 @@ func (c *Client) keywordIdeas(ctx context.Context, country kw.Country, seeds []s
 // MaxSeedKeywords a query, in list order; expansion stops as soon as maxNew
 // new keywords are found, so a long list costs only the queries needed.
 // maxNew ≤ 0 expands nothing and sends no request.
+//
+// With Options.CheckpointDir set, the result is saved there, and a re-run
+// with the same keywords and maxNew returns it without a request. Ideas
+// change from day to day, so without it a re-run of a date would pay for
+// the expansion again and, with other ideas, shift the sorted batches of
+// HistoricalMetrics so that none of the checkpointed ones matched.
 func (c *Client) ExpandUniverse(ctx context.Context, country kw.Country, keywords []string, maxNew int) ([]string, error) {
 	norm, bad := normalizeAll(keywords)
 	if bad > 0 {
 		c.log.Warn("skipped keywords that do not normalize", "country", country.Code, "count", bad)
 	}
+	if maxNew <= 0 {
+		return norm, nil
+	}
+	cp := checkpoint{dir: c.opt.CheckpointDir, country: country.Code}
+	saved, ok, err := cp.loadUniverse(norm, maxNew)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		c.log.Info("reusing the checkpointed keyword expansion", "country", country.Code, "listed", len(norm), "new", len(saved)-len(norm))
+		return saved, nil
+	}
+	out, err := c.expand(ctx, country, norm, maxNew)
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.saveUniverse(len(norm), maxNew, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// expand asks for ideas seeded with norm until maxNew new keywords are found
+// or the seeds run out.
+func (c *Client) expand(ctx context.Context, country kw.Country, norm []string, maxNew int) ([]string, error) {
 	seeds := norm[:len(norm):len(norm)] // appending to out must not write into it
 	out := norm
 	have := make(map[string]bool, len(norm)+max(maxNew, 0))
@@ -150,8 +181,6 @@ func (c *Client) ExpandUniverse(ctx context.Context, country kw.Country, keyword
 			}
 		}
 	}
-	if maxNew > 0 {
-		c.log.Info("keyword universe expanded", "country", country.Code, "listed", len(seeds), "new", added)
-	}
+	c.log.Info("keyword universe expanded", "country", country.Code, "listed", len(seeds), "new", added)
 	return out, nil
 }
