@@ -18,8 +18,10 @@ type Access interface {
 	// and reserves n lookups. It returns an error wrapping ErrInvalidKey
 	// for an unknown or revoked key, a *QuotaError when the allowance
 	// cannot cover n, an HTTPError for any other refusal, or any other
-	// error for an internal failure (answered 500, cause logged). On
-	// success the caller must end the Ticket with Commit or Cancel.
+	// error for an internal failure (answered 500, cause logged). n == 0
+	// only authenticates: it reserves nothing and is never refused for
+	// the allowance. On success the caller must end the Ticket with Commit
+	// or Cancel.
 	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error)
 }
 

@@ -130,6 +130,16 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	if rerr != nil {
 		return writeRPC(w, http.StatusBadRequest, rpcResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rerr})
 	}
+	if r.Header["Authorization"] != nil || r.Header["X-Api-Key"] != nil {
+		// A bad key is refused whatever the POST asks (initialize, ping,
+		// tools/list), so a client learns that its key is wrong when it
+		// connects, not at its first tool call. Checking counts nothing.
+		t, err := s.access.Admit(r.Context(), r, s.clientAddr(r), 0)
+		if err != nil {
+			return fmt.Errorf("cannot check the API key of an MCP request: %w", err)
+		}
+		t.Cancel()
+	}
 	var answers []rpcResponse
 	for i := range msgs {
 		resp, answer, err := s.mcpMessage(w, r, &msgs[i])
