@@ -21,11 +21,15 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	handler  http.Handler
 
-	// counters caches the child counter of each route and status, since
-	// WithLabelValues hashes its labels on every call.
-	mu        sync.RWMutex
-	counters  map[routeStatus]prometheus.Counter
-	latencies map[string]prometheus.Observer
+	// children caches the counter and histogram of each route and status,
+	// since WithLabelValues hashes its labels on every call.
+	mu       sync.RWMutex
+	children map[routeStatus]child
+}
+
+type child struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 type routeStatus struct {
@@ -41,13 +45,12 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 		}, []string{"route", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "kwdata_http_request_duration_seconds",
-			Help: "Time to answer an HTTP request, by route pattern.",
+			Help: "Time to answer an HTTP request, by route pattern and status class (2xx, 3xx, 4xx, 5xx).",
 			// Index lookups take tens of microseconds; the buckets start
 			// low enough to see them.
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route"}),
-		counters:  map[routeStatus]prometheus.Counter{},
-		latencies: map[string]prometheus.Observer{},
+		}, []string{"route", "status"}),
+		children: map[routeStatus]child{},
 	}
 	info := func() (kw.IndexInfo, bool) { return idx.Info() }
 	reg.MustRegister(
@@ -94,17 +97,29 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 func (m *metrics) observe(route string, status int, d time.Duration) {
 	key := routeStatus{route, status}
 	m.mu.RLock()
-	c, o := m.counters[key], m.latencies[route]
+	c, ok := m.children[key]
 	m.mu.RUnlock()
-	if c == nil || o == nil {
-		c = m.requests.WithLabelValues(route, strconv.Itoa(status))
-		o = m.latency.WithLabelValues(route)
+	if !ok {
+		c = child{
+			requests: m.requests.WithLabelValues(route, strconv.Itoa(status)),
+			latency:  m.latency.WithLabelValues(route, statusClass(status)),
+		}
 		m.mu.Lock()
-		m.counters[key], m.latencies[route] = c, o
+		m.children[key] = c
 		m.mu.Unlock()
 	}
-	c.Inc()
-	o.Observe(d.Seconds())
+	c.requests.Inc()
+	c.latency.Observe(d.Seconds())
+}
+
+// statusClass is the latency label of a status: its class ("2xx"), not
+// the code. A histogram is fifteen series per label set, so codes would
+// multiply them; the class still tells fast refusals (4xx) from answers.
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status/100) + "xx"
 }
 
 // handle answers GET /metrics in the Prometheus text format.

@@ -58,3 +58,38 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestLatencyByStatusClass: the latency histogram is labelled by route and
+// status class, so refusals and answers of one route are told apart while
+// the number of series stays small.
+func TestLatencyByStatusClass(t *testing.T) {
+	ts := newTestServer(t)
+	do(t, ts, "GET", "/v1/keyword?q=running+shoes", nil)
+	do(t, ts, "GET", "/v1/keyword?q=running+shoes", nil)
+	do(t, ts, "GET", "/v1/keyword?q=", nil)
+	do(t, ts, "GET", "/v1/keyword?q=no+such+keyword", nil)
+	body := do(t, ts, "GET", "/metrics", nil).Body.String()
+	for _, want := range []string{
+		`kwdata_http_request_duration_seconds_count{route="/v1/keyword",status="2xx"} 2`,
+		`kwdata_http_request_duration_seconds_count{route="/v1/keyword",status="4xx"} 2`,
+		`kwdata_http_requests_total{code="400",route="/v1/keyword"} 1`,
+		`kwdata_http_requests_total{code="404",route="/v1/keyword"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q; have:\n%s", want, grepLines(body, "/v1/keyword"))
+		}
+	}
+}
+
+func TestStatusClass(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		want   string
+	}{
+		{200, "2xx"}, {204, "2xx"}, {304, "3xx"}, {404, "4xx"}, {429, "4xx"}, {503, "5xx"}, {0, "other"}, {999, "other"},
+	} {
+		if got := statusClass(tc.status); got != tc.want {
+			t.Errorf("statusClass(%d) = %q, want %q", tc.status, got, tc.want)
+		}
+	}
+}
