@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kwdata/kwdata/index"
+	"github.com/kwdata/kwdata/pipelines"
 )
 
 func init() {
@@ -21,6 +22,11 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}); err != nil {
 		return err
 	}
+	release, err := m.runLock(*data, "build the index")
+	if err != nil {
+		return err
+	}
+	defer release()
 	man, err := m.buildIndex(ctx, *data, *date)
 	if err != nil {
 		return err
@@ -28,6 +34,24 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	fmt.Fprintf(m.Stdout, "published index %s: data date %s, %d keywords in %d countries, %d bytes\n",
 		man.BuildID, man.DataDate, man.Keys, len(man.Countries), man.Bytes)
 	return nil
+}
+
+// runLock takes the pipeline's run lock of data for a manual stage command,
+// so that it never overlaps a scheduled or manual run: a manual build of an
+// older date finishing after a run's build would publish over it. what
+// completes "cannot …" in the refusal, which names the holder. The
+// pipeline's own stages run under the run's lock and call the stage
+// functions (buildIndex, similarity), never the command wrappers.
+func (m *Main) runLock(data, what string) (release func(), err error) {
+	unlock, err := pipelines.Lock(data, m.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("cannot %s: %w", what, err)
+	}
+	return func() {
+		if err := unlock(); err != nil {
+			m.Logger.Error("cannot release the run lock", "err", err)
+		}
+	}, nil
 }
 
 func (m *Main) buildIndex(ctx context.Context, data, date string) (index.Manifest, error) {

@@ -28,6 +28,11 @@ func (m *Main) runSimilarity(ctx context.Context, args []string) error {
 	if *maxAge < 1 {
 		return usageError{fmt.Errorf("--max-age-days is %d; write 1 or more", *maxAge)}
 	}
+	release, err := m.runLock(*data, "compute similarity")
+	if err != nil {
+		return err
+	}
+	defer release()
 	stats, err := m.similarity(ctx, similarity.RunOptions{
 		Data: *data, Date: *date, Countries: splitList(*country), MaxAgeDays: *maxAge,
 		Options: similarity.Options{MinOverlap: *minOverlap, MaxRatio: *maxRatio},
