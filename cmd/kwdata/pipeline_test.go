@@ -101,9 +101,12 @@ func waitUpdated(tb testing.TB, base, key, keyword, date string) {
 }
 
 // TestRunConfigPublishesAndSurvivesFailure runs the whole pipeline from
-// files on two dates, then on a third with a damaged input: the failed run
-// is in the history, the published index stays, and the server keeps
-// answering from it until the date is run again with good input.
+// files on two dates while a server answers from what it publishes. On the
+// third date build-index fails half way through the run (ingest and
+// similarity done): the failure is in the history, the published index
+// stays and the server keeps answering from it; the next run of that date
+// resumes at build-index and the server switches. On the fourth date ingest
+// refuses a damaged export, with the same guarantees.
 func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 300, 7)
@@ -114,7 +117,7 @@ func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe := c.keywords[len(c.keywords)/2]
-	days := []string{"2026-11-19", "2026-11-20", "2026-11-21"}
+	days := []string{"2026-11-19", "2026-11-20", "2026-11-21", "2026-11-22"}
 
 	if out := run(t, "run", "--config", cfg, "--date", days[0]); !strings.Contains(out, "ok") {
 		t.Errorf("run printed %q", out)
@@ -133,59 +136,103 @@ func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 	}
 	waitUpdated(t, base, key, probe, days[1])
 
-	// The third date's planner export is damaged: ingest refuses it.
-	writeTestFile(t, dir, "exports/us.csv", "this is not a planner export\n")
-	m, out, _ := testMain(t)
-	err = m.Run(context.Background(), []string{"run", "--config", cfg, "--date", days[2]})
-	if err == nil || !strings.Contains(err.Error(), "ingest") || !strings.Contains(err.Error(), "Keyword Planner export") {
-		t.Fatalf("run with a damaged export: err = %v, want the ingest stage to fail naming the format", err)
-	}
-	if !strings.Contains(out.String(), "failed") {
-		t.Errorf("run printed %q, want the failed stage in its table", out)
-	}
-	if got := currentBuild(t, data); got != build2 {
-		t.Errorf("a failed run changed CURRENT from %s to %s", build2, got)
-	}
-	for range 3 {
-		if got := updatedOf(t, base, key, probe); got != days[1] {
-			t.Fatalf("after the failed run the server answers from %s, want %s", got, days[1])
+	// failedRun runs date, wants it to fail in stage naming want in its
+	// error, and checks that CURRENT still names build and the server
+	// still answers from its date, served.
+	failedRun := func(date, stage, want, build, served string) {
+		t.Helper()
+		m, out, _ := testMain(t)
+		err := m.Run(context.Background(), []string{"run", "--config", cfg, "--date", date})
+		if err == nil || !strings.Contains(err.Error(), stage) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("run of %s: err = %v, want the %s stage to fail naming %q", date, err, stage, want)
+		}
+		if !strings.Contains(out.String(), "failed") {
+			t.Errorf("run printed %q, want the failed stage in its table", out)
+		}
+		if got := currentBuild(t, data); got != build {
+			t.Errorf("a failed run changed CURRENT from %s to %s", build, got)
+		}
+		// Long enough for the server's poller to have seen a publish.
+		for range 6 {
+			if got := updatedOf(t, base, key, probe); got != served {
+				t.Fatalf("after the failed run the server answers from %s, want %s", got, served)
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 
+	// The third date's build-index finds a keywords partition it cannot
+	// read (a country nobody configured, damaged) after ingest and
+	// similarity have finished.
+	damaged := writeTestFile(t, data, "lake/keywords/country=de/date="+days[2]+"/part-00000.parquet", "not parquet")
+	failedRun(days[2], "build-index", "country=de", build2, days[1])
 	runs := readRuns(t, cfg)
 	if len(runs) != 3 {
 		t.Fatalf("runs --json lists %d runs, want 3", len(runs))
 	}
-	for i, want := range []string{pipelines.StatusOK, pipelines.StatusOK, pipelines.StatusFailed} {
+	if got, want := stagesOf(runs[2]), []string{"ingest=ok", "similarity=ok", "build-index=failed"}; !slices.Equal(got, want) {
+		t.Errorf("run failing at build-index: stages %v, want %v", got, want)
+	}
+	if r := runs[2]; r.Status != pipelines.StatusFailed || r.Stages[2].Error == "" {
+		t.Errorf("run failing at build-index: %s, stage error %q; want failed with its error", r.Status, r.Stages[2].Error)
+	}
+
+	// Repaired, the same date resumes at build-index and publishes.
+	if err := os.RemoveAll(filepath.Dir(damaged)); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "run", "--config", cfg, "--date", days[2])
+	build3 := currentBuild(t, data)
+	if build3 == build2 {
+		t.Fatal("the resumed run did not publish")
+	}
+	waitUpdated(t, base, key, probe, days[2])
+	runs = readRuns(t, cfg)
+	if got, want := stagesOf(runs[3]), []string{"ingest=skipped", "similarity=skipped", "build-index=ok", "retention=ok"}; runs[3].Status != pipelines.StatusOK || !slices.Equal(got, want) {
+		t.Errorf("resumed run: %s, stages %v; want ok, %v", runs[3].Status, got, want)
+	}
+
+	// The fourth date's planner export is damaged: ingest refuses it.
+	writeTestFile(t, dir, "exports/us.csv", "this is not a planner export\n")
+	failedRun(days[3], "ingest", "Keyword Planner export", build3, days[2])
+
+	runs = readRuns(t, cfg)
+	if len(runs) != 5 {
+		t.Fatalf("runs --json lists %d runs, want 5", len(runs))
+	}
+	for i, want := range []string{pipelines.StatusOK, pipelines.StatusOK, pipelines.StatusFailed, pipelines.StatusOK, pipelines.StatusFailed} {
 		r := runs[i]
-		if r.Date != days[i] || r.Status != want || r.Trigger != pipelines.TriggerManual {
-			t.Errorf("run %d: %s %s %s, want %s %s manual", i, r.Date, r.Status, r.Trigger, days[i], want)
+		if r.Status != want || r.Trigger != pipelines.TriggerManual {
+			t.Errorf("run %d of %s: %s %s, want %s manual", i, r.Date, r.Status, r.Trigger, want)
 		}
 	}
-	if r := runs[0]; len(r.Stages) != 4 {
-		t.Errorf("first run has %d stages, want ingest, similarity, build-index, retention", len(r.Stages))
-	} else {
-		for _, st := range r.Stages {
-			if st.Status != pipelines.StatusOK {
-				t.Errorf("first run: stage %s is %s", st.Stage, st.Status)
-			}
-		}
+	if got, want := stagesOf(runs[0]), []string{"ingest=ok", "similarity=ok", "build-index=ok", "retention=ok"}; !slices.Equal(got, want) {
+		t.Errorf("first run: stages %v, want %v", got, want)
 	}
-	if st := runs[2].Stages; len(st) != 1 || st[0].Stage != pipelines.StageIngest || st[0].Status != pipelines.StatusFailed || st[0].Error == "" {
+	if st := runs[4].Stages; len(st) != 1 || st[0].Stage != pipelines.StageIngest || st[0].Status != pipelines.StatusFailed || st[0].Error == "" {
 		t.Errorf("failed run's stages = %+v, want only ingest, failed with its error", st)
 	}
 
 	// With the export repaired, the same date runs from its first stage
 	// and publishes.
 	writeTestFile(t, dir, "exports/us.csv", string(good))
-	run(t, "run", "--config", cfg, "--date", days[2])
-	if got := currentBuild(t, data); got == build2 {
+	run(t, "run", "--config", cfg, "--date", days[3])
+	if got := currentBuild(t, data); got == build3 {
 		t.Error("the repaired run did not publish")
 	}
-	waitUpdated(t, base, key, probe, days[2])
-	if runs := readRuns(t, cfg); len(runs) != 4 || runs[3].Status != pipelines.StatusOK || runs[3].Stages[0].Status != pipelines.StatusOK {
+	waitUpdated(t, base, key, probe, days[3])
+	if runs := readRuns(t, cfg); len(runs) != 6 || runs[5].Status != pipelines.StatusOK || runs[5].Stages[0].Status != pipelines.StatusOK {
 		t.Errorf("repaired run not recorded as ok: %+v", runs[len(runs)-1].Record)
 	}
+}
+
+// stagesOf lists a run's stages as "stage=status".
+func stagesOf(r pipelines.RunRecord) []string {
+	var out []string
+	for _, st := range r.Stages {
+		out = append(out, st.Stage+"="+st.Status)
+	}
+	return out
 }
 
 // TestScheduleConfig lets `kwdata schedule` fire every second. Every fire
