@@ -259,9 +259,20 @@ func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, c
 	if err != nil {
 		return 0, 0, fmt.Errorf("cannot read the keywords of %s to choose SERPs to refresh: %w", country.Code, err)
 	}
-	last, err := lastFetched(ctx, cfg.Data, cc, date, d.MaxAgeDays)
+	last, err := lastFetched(ctx, cfg.Data, cc, date)
 	if err != nil {
 		return 0, 0, err
+	}
+	// A keyword whose task failed or found nothing has no SERP to date it;
+	// its last attempt does, or it would be picked first every night.
+	attempts, err := dataforseo.LoadAttempts(filepath.Dir(checkpoint))
+	if err != nil {
+		return 0, 0, err
+	}
+	for k, t := range attempts.Before(date) {
+		if t.After(last[k]) {
+			last[k] = t
+		}
 	}
 	pick := dataforseo.PickRefresh(universe, last, budget)
 	client, err := dataforseo.New(dataforseo.Config{
@@ -278,6 +289,9 @@ func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, c
 		m.Logger.Warn("some SERP tasks were not ready; the next run collects them without paying again",
 			"country", cc, "pending", stats.Pending)
 	}
+	if err := attempts.Record(date, pick); err != nil {
+		return 0, 0, err
+	}
 	serps := make([]ingest.SERP, 0, len(got))
 	for k, rows := range got {
 		serps = append(serps, ingest.SERP{Keyword: k, Rows: rows})
@@ -288,24 +302,21 @@ func (m *Main) serpsFromDataForSEO(ctx context.Context, cfg *pipelines.Config, c
 	return res.Keywords, len(pick), err
 }
 
-// lastFetched maps each keyword with a SERP in the lake, no older than
-// maxAge days before date, to the date of its newest one. The partition of
-// date itself is left out: it is the one this run replaces, so a re-run of
-// the date picks the same keywords again and the checkpoint collects them
-// without paying twice.
-func lastFetched(ctx context.Context, data, cc, date string, maxAge int) (map[string]time.Time, error) {
-	day, err := time.Parse(kw.DateLayout, date)
-	if err != nil {
-		return nil, fmt.Errorf("date %q is not YYYY-MM-DD", date)
-	}
-	oldest := day.AddDate(0, 0, -maxAge).Format(kw.DateLayout)
+// lastFetched maps each keyword with a SERP in the lake to the date of its
+// newest one. SERPs past max_age_days count too: the similarity stage no
+// longer uses them, but their real age must still order them, oldest
+// first, rather than their text. The partition of date itself is left
+// out: it is the one this run replaces, so a re-run of the date picks the
+// same keywords again and the checkpoint collects them without paying
+// twice.
+func lastFetched(ctx context.Context, data, cc, date string) (map[string]time.Time, error) {
 	dates, err := lake.Dates(data, kw.DatasetSERPs, cc)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]time.Time{}
 	for _, d := range dates { // ascending, so newer dates overwrite
-		if d < oldest || d >= date {
+		if d >= date {
 			continue
 		}
 		t, _ := time.Parse(kw.DateLayout, d)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -690,4 +691,64 @@ func TestIngestConfigExpandIdeasResume(t *testing.T) {
 func mustAsked(ads *fakeAds) [][]string {
 	_, asked := ads.requests()
 	return asked
+}
+
+// TestIngestConfigSERPRefreshOrder orders SERP refresh candidates by the
+// later of their newest SERP and their last attempt: a keyword whose task
+// finds no results is not picked first again the next day, and SERPs past
+// max_age_days are refreshed oldest first, not in keyword order.
+func TestIngestConfigSERPRefreshOrder(t *testing.T) {
+	dir := t.TempDir()
+	dfs := newFakeDFS(t, func(k string) ([]kw.SERPRow, bool) {
+		if k == "k01" {
+			return nil, false // 40102 No Search Results, every time
+		}
+		return []kw.SERPRow{{Rank: 1, URL: "https://example.com/" + k}}, true
+	})
+	var all []string
+	for i := 1; i <= 12; i++ {
+		all = append(all, fmt.Sprintf("k%02d", i))
+	}
+	day := func(date string, keywords []string, budget int) []string {
+		t.Helper()
+		var export strings.Builder
+		export.WriteString("Keyword\tAvg. monthly searches\n")
+		for _, k := range keywords {
+			export.WriteString(k + "\t100\n")
+		}
+		writeTestFile(t, dir, "exports/us.csv", export.String())
+		cfg := writeTestFile(t, dir, "kwdata.yaml", fmt.Sprintf(`data: ./data
+countries: [us]
+files:
+  us:
+    planner_csv: [exports/us.csv]
+dataforseo:
+  endpoint: %s
+  login: ${DATAFORSEO_LOGIN}
+  password: ${DATAFORSEO_PASSWORD}
+  max_serps_per_run: %d
+  max_age_days: 5
+`, dfs.srv.URL, budget))
+		_, before := dfs.postedSince(0)
+		runEnv(t, fakeEnv(), "ingest", "--config", cfg, "--date", date)
+		posted, _ := dfs.postedSince(before)
+		slices.Sort(posted)
+		return posted
+	}
+
+	if got := day("2026-11-01", []string{"k01", "k08", "k09"}, 3); !slices.Equal(got, []string{"k01", "k08", "k09"}) {
+		t.Fatalf("day 1 fetched %q", got)
+	}
+	// k01 has no SERP, but it was tried yesterday: the never-tried go first.
+	if got, want := day("2026-11-02", all, 3), []string{"k02", "k03", "k04"}; !slices.Equal(got, want) {
+		t.Errorf("day 2 fetched %q, want %q", got, want)
+	}
+	// Every SERP is past max_age_days now. The six never tried, then the
+	// two oldest: k01 and k08 from day 1, before k02 of day 2.
+	if got, want := day("2026-11-20", all, 8), []string{"k01", "k05", "k06", "k07", "k08", "k10", "k11", "k12"}; !slices.Equal(got, want) {
+		t.Errorf("day 3 fetched %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "state", "dataforseo", "us", "attempts.json")); err != nil {
+		t.Errorf("no attempts file: %v", err)
+	}
 }

@@ -418,3 +418,46 @@ func TestNewRejectsMissingCredentials(t *testing.T) {
 		t.Errorf("defaults not filled: %+v, %v", c.Config(), err)
 	}
 }
+
+// TestAttempts keeps each keyword's last attempt across loads, leaves out
+// attempts on or after the asked date, and stores keywords grouped by date.
+func TestAttempts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "us")
+	a, err := LoadAttempts(dir)
+	if err != nil || len(a.Before("2026-11-21")) != 0 {
+		t.Fatalf("a missing file: %v, %v; want an empty record", a.Before("2026-11-21"), err)
+	}
+	if err := a.Record("2026-11-01", []string{"b", "a", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record("2026-11-05", []string{"c"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err = LoadAttempts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		date string
+		want map[string]time.Time
+	}{
+		{"2026-11-01", map[string]time.Time{}},
+		{"2026-11-05", map[string]time.Time{"a": day(1), "b": day(1)}},
+		{"2026-11-06", map[string]time.Time{"a": day(1), "b": day(1), "c": day(5)}},
+	} {
+		if got := a.Before(tc.date); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Before(%s) = %v, want %v", tc.date, got, tc.want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, AttemptsFile))
+	if want := `{"version":1,"dates":{"2026-11-01":["a","b"],"2026-11-05":["c"]}}`; err != nil || string(b) != want {
+		t.Errorf("file %s (err %v), want %s", b, err, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, AttemptsFile), []byte(`{"version":1,"dates":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := LoadAttempts(dir); err != nil || len(a.Before("2027-01-01")) != 0 {
+		t.Errorf("a torn file: %v, %v; want an empty record", a.Before("2027-01-01"), err)
+	}
+}

@@ -12,8 +12,8 @@
 // recognised in tasks_ready.
 //
 // Refresh policy: a run fetches at most Config.MaxSERPsPerRun SERPs;
-// PickRefresh chooses them, keywords that have no SERP first, then those
-// whose newest SERP is oldest. The similarity stage uses each keyword's
+// PickRefresh chooses them, keywords never asked for first, then those
+// whose newest SERP or last attempt (Attempts) is oldest. The similarity stage uses each keyword's
 // newest SERP that is at most Config.MaxAgeDays old, so a keyword whose
 // SERP ages beyond that drops out of related-keyword computation until a
 // run refreshes it.

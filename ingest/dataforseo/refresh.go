@@ -7,8 +7,10 @@ import (
 
 // PickRefresh returns the keywords whose SERPs a run should fetch, at most
 // budget of them: first every keyword without an entry in lastFetched (or
-// with a zero time), by keyword text, then the rest from the oldest SERP to
-// the newest, ties by keyword text. Duplicates in keywords count once. It
+// with a zero time), by keyword text, then the rest from the oldest to the
+// newest, ties by keyword text. lastFetched holds, per keyword, the later
+// of its newest SERP and its last attempt (Attempts), so that a keyword
+// whose task keeps failing waits its turn like one that was fetched. Duplicates in keywords count once. It
 // is pure and deterministic; keywords are compared as given, so pass
 // normalized keywords. A budget ≤ 0 picks nothing.
 func PickRefresh(keywords []string, lastFetched map[string]time.Time, budget int) []string {
