@@ -145,6 +145,14 @@ const maxConfigBytes = 1 << 20
 // problem found is reported in one error, each naming its key and what to
 // write instead.
 func LoadConfig(path string, getenv func(string) string) (*Config, error) {
+	return LoadConfigData(path, getenv, "")
+}
+
+// LoadConfigData is LoadConfig for a command that takes the data folder as
+// a flag: data, when not empty, replaces the file's data key, which may
+// then be left out, and is resolved against the working directory like
+// any path given on a command line.
+func LoadConfigData(path string, getenv func(string) string, data string) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resolve config path %s: %w", path, err)
@@ -161,7 +169,14 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if len(b) > maxConfigBytes {
 		return nil, fmt.Errorf("config %s is larger than %d bytes; is it the right file?", path, maxConfigBytes)
 	}
-	cfg, err := parseConfig(b, filepath.Dir(abs), getenv)
+	if data != "" {
+		d, err := filepath.Abs(data)
+		if err != nil {
+			return nil, fmt.Errorf("cannot resolve data folder %s: %w", data, err)
+		}
+		data = d
+	}
+	cfg, err := parseConfig(b, filepath.Dir(abs), getenv, data)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -170,17 +185,18 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 }
 
 // parseConfig decodes, expands, resolves and validates a configuration
-// file's content; dir is the folder relative paths are resolved against.
-// Its error is one line, even when it quotes a multi-line value.
-func parseConfig(b []byte, dir string, getenv func(string) string) (*Config, error) {
-	cfg, err := decodeConfig(b, dir, getenv)
+// file's content; dir is the folder relative paths are resolved against,
+// and data, when not empty, is the absolute data folder that replaces the
+// file's. Its error is one line, even when it quotes a multi-line value.
+func parseConfig(b []byte, dir string, getenv func(string) string, data string) (*Config, error) {
+	cfg, err := decodeConfig(b, dir, getenv, data)
 	if err != nil {
 		return nil, errors.New(strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return cfg, nil
 }
 
-func decodeConfig(b []byte, dir string, getenv func(string) string) (*Config, error) {
+func decodeConfig(b []byte, dir string, getenv func(string) string, data string) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -214,6 +230,12 @@ func decodeConfig(b []byte, dir string, getenv func(string) string) (*Config, er
 	var cfg Config
 	if err := doc.Decode(&cfg); err != nil {
 		return nil, yamlError(err)
+	}
+	if data != "" {
+		// The flag wins, and a data key that names an unset variable
+		// does not matter any more.
+		cfg.Data = data
+		delete(missing, "data")
 	}
 	if err := cfg.finish(dir, missing); err != nil {
 		return nil, err

@@ -196,6 +196,37 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
+// TestLoadConfigData replaces the file's data folder with the one a command
+// line gives, resolved against the working directory, and then needs no
+// data key in the file.
+func TestLoadConfigData(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := "countries: [us]\nfiles: { us: { planner_csv: [a] } }\n"
+	for _, tc := range []struct {
+		name, content, data, want string
+	}{
+		{"no data key", rest, "elsewhere", filepath.Join(wd, "elsewhere")},
+		{"flag wins", "data: ./data\n" + rest, "/srv/other", "/srv/other"},
+		{"unset variable in the file", "data: ${KWDATA_HOME}/data\n" + rest, "/srv/other", "/srv/other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfigData(writeConfig(t, tc.content), nil, tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Data != tc.want {
+				t.Errorf("data %s, want %s", cfg.Data, tc.want)
+			}
+		})
+	}
+	if _, err := LoadConfigData(writeConfig(t, rest), nil, ""); err == nil || !strings.Contains(err.Error(), "data is empty") {
+		t.Errorf("no data key and no flag: err = %v, want data is empty", err)
+	}
+}
+
 func TestLoadConfigMissingFile(t *testing.T) {
 	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil)
 	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {
@@ -258,7 +289,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("data: &a [*a]\n"))
 	f.Add([]byte("googleads: ~\ndataforseo: []\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cfg, err := parseConfig(b, "/etc/kwdata", envOf(fullEnv))
+		cfg, err := parseConfig(b, "/etc/kwdata", envOf(fullEnv), "")
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)

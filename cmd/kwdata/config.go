@@ -20,14 +20,14 @@ import (
 )
 
 // ingestFromConfig ingests the configured sources of one country, or of
-// every configured country, for one date.
+// every configured country, for one date, into data when it is given and
+// else into the config's data folder.
 func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country string) error {
-	cfg, err := pipelines.LoadConfig(path, m.Getenv)
+	// --data replaces the config's data:, so one config can feed a
+	// scratch folder (a backfill, a test) without editing it.
+	cfg, err := pipelines.LoadConfigData(path, m.Getenv, data)
 	if err != nil {
 		return err
-	}
-	if data != "" {
-		cfg.Data = data
 	}
 	if date == "" {
 		date = pipelines.DateAt(m.now(), cfg.Location)

@@ -752,3 +752,28 @@ dataforseo:
 		t.Errorf("no attempts file: %v", err)
 	}
 }
+
+// TestIngestConfigDataFlag writes where --data says, instead of the
+// config's data:, and accepts a config without data: when --data is given.
+func TestIngestConfigDataFlag(t *testing.T) {
+	const date = "2026-11-21"
+	dir := t.TempDir()
+	writeTestFile(t, dir, "exports/us.csv", "Keyword\tAvg. monthly searches\nrunning shoes\t1000\n")
+	rest := "countries: [us]\nfiles:\n  us:\n    planner_csv: [exports/us.csv]\n"
+	for _, tc := range []struct{ name, config string }{
+		{"overrides data:", "data: ./data\n" + rest},
+		{"config without data:", rest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeTestFile(t, dir, "kwdata.yaml", tc.config)
+			other := filepath.Join(t.TempDir(), "other")
+			run(t, "ingest", "--config", cfg, "--data", other, "--date", date)
+			if dates, err := lake.Dates(other, kw.DatasetKeywords, "us"); err != nil || !slices.Equal(dates, []string{date}) {
+				t.Errorf("partitions under --data: %v (err %v), want %s", dates, err, date)
+			}
+			if dates, _ := lake.Dates(filepath.Join(dir, "data"), kw.DatasetKeywords, "us"); len(dates) > 0 {
+				t.Errorf("the config's data folder got partitions %v", dates)
+			}
+		})
+	}
+}

@@ -15,7 +15,7 @@ func init() {
 
 func (m *Main) runIngest(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--config FILE]")
-	data := fs.String("data", "", "data folder that holds the lake (required unless the config names it)")
+	data := fs.String("data", "", "data folder that holds the lake (required without --config; with --config, replaces the config's data:)")
 	date := fs.String("date", "", "data date, YYYY-MM-DD (required)")
 	country := fs.String("country", "", "country code, e.g. us (required with files; with --config, default every configured country)")
 	var planner, serps, rates stringList
