@@ -183,8 +183,9 @@ func parseHistory(r io.Reader) ([]RunRecord, error) {
 }
 
 // LastSuccess returns when the newest successful run ended and its data
-// date; zero values when no run succeeded yet. The server exports it so
-// that /metrics shows the age of the published data.
+// date; zero values when no run succeeded yet. `kwdata serve` exports the
+// time on /metrics as kwdata_pipeline_last_success_timestamp_seconds, so
+// that a pipeline that stops succeeding shows there.
 func LastSuccess(data string) (time.Time, string, error) {
 	runs, err := ReadHistory(data, 0)
 	if err != nil {

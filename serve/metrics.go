@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -170,4 +171,58 @@ func (c indexInfo) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, i.Version, i.DataDate, c.version)
+}
+
+// lastSuccessTTL is how long PipelineLastSuccess keeps a value: the history
+// changes once a night, so re-reading it on every scrape would be waste.
+const lastSuccessTTL = 30 * time.Second
+
+// PipelineLastSuccess exposes kwdata_pipeline_last_success_timestamp_seconds:
+// when the newest successful pipeline run ended, as a Unix time, 0 before
+// any. read returns that time (zero for none), from the run history of the
+// data folder the server shares with the pipeline; it is called on a
+// scrape at most once every 30 seconds. A read that fails is logged and the
+// previous value stays. now is the clock (time.Now when nil).
+func PipelineLastSuccess(read func() (time.Time, error), now func() time.Time, log *slog.Logger) prometheus.Collector {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &lastSuccess{read: read, now: now, log: log}
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "kwdata_pipeline_last_success_timestamp_seconds",
+		Help: "When the newest successful pipeline run ended (Unix time, from the run history; re-read at most every 30 s); 0 before any.",
+	}, c.value)
+}
+
+type lastSuccess struct {
+	read func() (time.Time, error)
+	now  func() time.Time
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	readAt time.Time // zero: never read
+	last   float64
+}
+
+func (c *lastSuccess) value() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if !c.readAt.IsZero() && now.Sub(c.readAt) < lastSuccessTTL {
+		return c.last
+	}
+	c.readAt = now
+	t, err := c.read()
+	switch {
+	case err != nil:
+		c.log.Warn("cannot read the pipeline's last successful run; /metrics keeps the previous value", "err", err)
+	case t.IsZero():
+		c.last = 0
+	default:
+		c.last = float64(t.UnixNano()) / 1e9
+	}
+	return c.last
 }

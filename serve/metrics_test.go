@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIndexInfoMetric(t *testing.T) {
@@ -90,6 +92,46 @@ func TestStatusClass(t *testing.T) {
 	} {
 		if got := statusClass(tc.status); got != tc.want {
 			t.Errorf("statusClass(%d) = %q, want %q", tc.status, got, tc.want)
+		}
+	}
+}
+
+// TestPipelineLastSuccess: the gauge shows the newest successful run, and
+// the history is read at most once every 30 seconds of scrapes.
+func TestPipelineLastSuccess(t *testing.T) {
+	ended := time.Date(2026, 11, 21, 3, 41, 12, 500e6, time.UTC)
+	clock := ended.Add(time.Hour)
+	var reads int
+	var result time.Time
+	var readErr error
+	reg := NewRegistry()
+	reg.MustRegister(PipelineLastSuccess(func() (time.Time, error) { reads++; return result, readErr },
+		func() time.Time { return clock }, nil))
+	h := New(Options{Index: newFakeIndex(t), Registry: reg})
+	value := func() float64 {
+		t.Helper()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		return metricValue(t, w.Body.String(), "kwdata_pipeline_last_success_timestamp_seconds")
+	}
+
+	for _, step := range []struct {
+		name    string
+		advance time.Duration
+		result  time.Time
+		err     error
+		want    float64
+		reads   int
+	}{
+		{"no run succeeded yet", 0, time.Time{}, nil, 0, 1},
+		{"a run succeeds: the cached value stays for 30 s", 29 * time.Second, ended, nil, 0, 1},
+		{"after 30 s the history is read again", time.Second, ended, nil, 1795232472.5, 2},
+		{"a failed read keeps the value", 30 * time.Second, time.Time{}, errors.New("disk on fire"), 1795232472.5, 3},
+	} {
+		clock = clock.Add(step.advance)
+		result, readErr = step.result, step.err
+		if got := value(); got != step.want || reads != step.reads {
+			t.Errorf("%s: value %v after %d reads, want %v after %d", step.name, got, reads, step.want, step.reads)
 		}
 	}
 }

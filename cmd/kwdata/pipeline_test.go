@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -221,9 +223,42 @@ func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 		t.Error("the repaired run did not publish")
 	}
 	waitUpdated(t, base, key, probe, days[3])
-	if runs := readRuns(t, cfg); len(runs) != 6 || runs[5].Status != pipelines.StatusOK || runs[5].Stages[0].Status != pipelines.StatusOK {
-		t.Errorf("repaired run not recorded as ok: %+v", runs[len(runs)-1].Record)
+	runs = readRuns(t, cfg)
+	if len(runs) != 6 || runs[5].Status != pipelines.StatusOK || runs[5].Stages[0].Status != pipelines.StatusOK {
+		t.Fatalf("repaired run not recorded as ok: %+v", runs[len(runs)-1].Record)
 	}
+
+	// The server's /metrics shows when the last good run ended, read from
+	// the history of the data folder it serves.
+	if got, want := lastSuccessMetric(t, base), float64(runs[5].End.UnixNano())/1e9; got < want-0.001 || got > want+0.001 {
+		t.Errorf("kwdata_pipeline_last_success_timestamp_seconds = %f, want the end of the last ok run, %f", got, want)
+	}
+}
+
+// lastSuccessMetric scrapes the server's kwdata_pipeline_last_success_timestamp_seconds.
+func lastSuccessMetric(tb testing.TB, base string) float64 {
+	tb.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const name = "kwdata_pipeline_last_success_timestamp_seconds "
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				tb.Fatalf("%s%s: %v", name, v, err)
+			}
+			return f
+		}
+	}
+	tb.Fatalf("/metrics lacks %s", name)
+	return 0
 }
 
 // stagesOf lists a run's stages as "stage=status".

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/index"
+	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
 )
@@ -111,6 +112,13 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	// next to the server's own metrics.
 	reg := serve.NewRegistry()
 	reg.MustRegister(serve.IndexInfoCollector(store, index.FormatVersion))
+	// The run history of a pipeline sharing this data folder says when the
+	// last good run ended: a pipeline that stops succeeding shows here
+	// even while the served build is still young. 0 on a host without one.
+	reg.MustRegister(serve.PipelineLastSuccess(func() (time.Time, error) {
+		end, _, err := pipelines.LastSuccess(cfg.data)
+		return end, err
+	}, nil, m.Logger.With("component", "metrics")))
 	acc, err := access.Open(access.Options{
 		Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
 		Metrics: access.NewMetrics(reg),
