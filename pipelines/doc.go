@@ -4,10 +4,13 @@
 // partitions. It also owns the configuration file (Config, LoadConfig) that
 // `kwdata schedule` and `kwdata run` read.
 //
-// It imports no stage package. Stages arrive as function values (Stage);
+// It runs no stage code itself. Stages arrive as function values (Stage);
 // cmd/kwdata builds them as closures over the ingest, similarity and index
 // packages. That keeps the orchestration testable with fake stages and keeps
-// the stages unaware of each other.
+// the stages unaware of each other. The one import of stage packages is for
+// configuration defaults: config.go takes the API endpoints and the SERP
+// budget defaults from ingest/googleads and ingest/dataforseo, so that the
+// file and the clients cannot disagree.
 //
 // Files under the data folder:
 //
