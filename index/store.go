@@ -184,6 +184,7 @@ func OpenStore(ctx context.Context, data string, opt StoreOptions) (*Store, erro
 	dbo.ErrorIfNotExists = true
 	dbo.Cache = pebble.NewCache(opt.CacheBytes)
 	s := &Store{dir: kw.IndexDir(data), opt: opt, log: log, dbo: dbo}
+	log.Info("watching the index", "dir", s.dir, "cache_mib", opt.CacheBytes>>20, "poll", opt.PollInterval)
 	if err := s.reload(false); err != nil {
 		log.Error("no index served until a good build is published", "err", err)
 	}

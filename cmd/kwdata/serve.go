@@ -34,15 +34,19 @@ type serveConfig struct {
 	// pprof, if not empty, is the address of a separate listener for
 	// net/http/pprof; never the public one.
 	pprof string
+	// cacheMB sizes the index's block cache in MiB. Default (0): the
+	// index package's, 256 MiB.
+	cacheMB int
 	// ready, if set, receives the listening address once the server accepts.
 	ready func(addr string)
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--trusted-proxy CIDR]... [--allowed-origin URL]... [--pprof 127.0.0.1:6060]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin URL]... [--pprof 127.0.0.1:6060]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
+	cacheMB := fs.Int("cache-mb", 256, "MiB of memory for the index's block cache (outside the Go heap); the build's size keeps all of it in memory")
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	var origins stringList
@@ -53,7 +57,10 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err := require([2]string{"data", *data}); err != nil {
 		return err
 	}
-	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins}
+	if *cacheMB < 1 {
+		return usageError{fmt.Errorf("--cache-mb is %d; write 1 or more", *cacheMB)}
+	}
+	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins, cacheMB: *cacheMB}
 	for _, o := range origins {
 		if _, err := serve.CanonicalOrigin(o); err != nil {
 			return usageError{fmt.Errorf("--allowed-origin: %w", err)}
@@ -86,7 +93,9 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serveGCPercent)
 	}
-	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{Logger: m.Logger.With("component", "index")})
+	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{
+		Logger: m.Logger.With("component", "index"), CacheBytes: int64(cfg.cacheMB) << 20,
+	})
 	if err != nil {
 		return fmt.Errorf("cannot open the index: %w", err)
 	}
