@@ -164,7 +164,8 @@ func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h 
 	}
 	t, err := s.access.Admit(ctx, r, s.clientAddr(r), valid)
 	if err != nil {
-		return nil, info, bulkRefusal(err, valid)
+		// A *QuotaError says how many lookups are left (see quotaMessage).
+		return nil, info, fmt.Errorf("cannot admit a bulk request of %d lookups: %w", valid, err)
 	}
 	defer t.Cancel() // a no-op once committed
 	counted := 0
@@ -192,38 +193,6 @@ func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h 
 	t.Commit(counted, h)
 	return items, info, nil
 }
-
-// bulkRefusal turns an Access refusal of a whole bulk request into its
-// answer; a quota refusal says how many lookups are left, read from the
-// RateLimit field the refusal carries when its Detail does not say it.
-func bulkRefusal(err error, needed int) error {
-	var qe *QuotaError
-	if !errors.As(err, &qe) || qe.Detail != "" {
-		return fmt.Errorf("cannot admit a bulk request of %d lookups: %w", needed, err)
-	}
-	he := classify(err)
-	if left, ok := rateLimitRemaining(qe.Header.Get("RateLimit")); ok {
-		he.Msg = fmt.Sprintf("This request needs %d lookups but the allowance has %d left; send at most %d keywords, or retry after %s seconds when it renews.",
-			needed, left, left, he.Header.Get("Retry-After"))
-	} else {
-		he.Msg = fmt.Sprintf("This request needs %d lookups, more than the allowance has left; send fewer keywords, or retry after %s seconds when it renews.",
-			needed, he.Header.Get("Retry-After"))
-	}
-	return he
-}
-
-// rateLimitRemaining reads the r parameter of a RateLimit field
-// (`"daily";r=3;t=3600`).
-func rateLimitRemaining(field string) (int64, bool) {
-	m := rateLimitRE.FindStringSubmatch(field)
-	if m == nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	return n, err == nil
-}
-
-var rateLimitRE = regexp.MustCompile(`;\s*r=(\d+)`)
 
 // appendBulkJSON appends the answer of a bulk request:
 //

@@ -69,11 +69,12 @@ func TestBulk(t *testing.T) {
 		{name: "too large", body: `{"keywords":["` + strings.Repeat("a", 1<<20) + `"]}`, wantStatus: 413, wantCode: CodeBodyTooLarge},
 		{name: "quota cannot cover", body: `{"keywords":["running shoes","x","y"]}`, wantStatus: 429, wantCode: CodeQuotaExhausted,
 			setup: func(ds *demoServer) {
-				ds.access.err = &QuotaError{RetryAfter: time.Hour, Header: http.Header{"Ratelimit": {`"daily";r=2;t=3600`}}}
+				ds.access.err = &QuotaError{Policy: "daily", Quota: 20, Remaining: 2, Requested: 3, RetryAfter: time.Hour,
+					Header: http.Header{"Ratelimit": {`"daily";r=2;t=3600`}}}
 			}, wantAdmits: "[3]", wantCommitted: "[]"},
-		{name: "quota detail from access", body: `{"keywords":["running shoes"]}`, wantStatus: 429, wantCode: CodeQuotaExhausted,
+		{name: "quota used up", body: `{"keywords":["running shoes"]}`, wantStatus: 429, wantCode: CodeQuotaExhausted,
 			setup: func(ds *demoServer) {
-				ds.access.err = &QuotaError{RetryAfter: time.Hour, Detail: "daily allowance of 20 lookups has 0 left"}
+				ds.access.err = &QuotaError{Policy: "monthly", Quota: 500, Requested: 1, RetryAfter: 50 * time.Hour}
 			}, wantAdmits: "[1]"},
 		{name: "invalid key", body: `{"keywords":["running shoes"]}`, wantStatus: 401, wantCode: CodeInvalidKey,
 			setup: func(ds *demoServer) { ds.access.err = ErrInvalidKey }},
@@ -130,12 +131,13 @@ func TestBulk(t *testing.T) {
 				golden(t, tt.golden, w.Body.Bytes())
 			}
 			if tt.name == "quota cannot cover" {
-				if !strings.Contains(w.Body.String(), "needs 3 lookups but the allowance has 2 left") || w.Header().Get("Retry-After") != "3600" {
+				if !strings.Contains(w.Body.String(), "needs 3 lookups but the daily allowance of 20 lookups for this address has 2 left; send at most 2 keywords, or wait: it renews in 1h.") ||
+					w.Header().Get("Retry-After") != "3600" {
 					t.Errorf("refusal %s, Retry-After %q", w.Body, w.Header().Get("Retry-After"))
 				}
 			}
-			if tt.name == "quota detail from access" && !strings.Contains(w.Body.String(), "has 0 left") {
-				t.Errorf("the detail of Access was lost: %s", w.Body)
+			if tt.name == "quota used up" && !strings.Contains(w.Body.String(), "This API key's monthly allowance of 500 lookups is used up; it renews in 2d 2h.") {
+				t.Errorf("refusal %s", w.Body)
 			}
 		})
 	}

@@ -112,26 +112,31 @@ func (s *Server) lookupOne(ctx context.Context, r *http.Request, c kw.Country, q
 // quotaReset returns when the allowance behind a *QuotaError renews and how
 // long that is from now, rounded up to whole seconds (as Retry-After is).
 func (s *Server) quotaReset(qe *QuotaError) (time.Time, time.Duration) {
-	d := max((qe.RetryAfter+time.Second-1)/time.Second*time.Second, time.Second)
+	d := time.Duration(retrySeconds(qe.RetryAfter)) * time.Second
 	return s.now().UTC().Add(d).Truncate(time.Second), d
 }
 
-// humanDuration writes d as "5h 3m", "12m" or "40s".
+// humanDuration writes d as "40s", "12m", "5h", "5h 3m", "3d" or "3d 4h",
+// rounded up to the last unit shown, so that "renews in" is never early.
 func humanDuration(d time.Duration) string {
-	d = d.Round(time.Second)
-	h, m, sec := int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second)
-	switch {
-	case h >= 48:
-		return fmt.Sprintf("%dd %dh", h/24, h%24)
-	case h > 0:
-		return fmt.Sprintf("%dh %dm", h, m)
-	case m > 0:
-		if sec > 0 {
-			m++ // rounded up: "retry in 1m" must not be too early
-		}
-		return fmt.Sprintf("%dm", m)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", max((d+time.Second-1)/time.Second, 0))
 	}
-	return fmt.Sprintf("%ds", sec)
+	if d < 48*time.Hour {
+		m := int64((d + time.Minute - 1) / time.Minute)
+		switch {
+		case m < 60:
+			return fmt.Sprintf("%dm", m)
+		case m%60 == 0:
+			return fmt.Sprintf("%dh", m/60)
+		}
+		return fmt.Sprintf("%dh %dm", m/60, m%60)
+	}
+	h := int64((d + time.Hour - 1) / time.Hour)
+	if h%24 == 0 {
+		return fmt.Sprintf("%dd", h/24)
+	}
+	return fmt.Sprintf("%dd %dh", h/24, h%24)
 }
 
 // dataDate is the data date to show with e: the date of the build e came

@@ -429,37 +429,15 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, name string, a
 		Message: fmt.Sprintf("Unknown tool %q; tools/list names the tools (keyword_lookup, keyword_lookup_bulk).", truncate(name, 64))}, nil
 }
 
-// sentence capitalizes s and ends it with a full stop.
-func sentence(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return s
-	}
-	if c := s[0]; 'a' <= c && c <= 'z' {
-		s = string(c-'a'+'A') + s[1:]
-	}
-	if !strings.HasSuffix(s, ".") {
-		s += "."
-	}
-	return s
-}
-
 // toolFailure turns a failed lookup into a tool error, a JSON-RPC internal
 // error, or (invalid key) an HTTP refusal.
 func (s *Server) toolFailure(err error) (toolResult, *rpcError, error) {
 	var qe *QuotaError
 	if errors.As(err, &qe) {
-		reset, d := s.quotaReset(qe)
-		when := fmt.Sprintf("It resets at %s (in %s, retry after %d seconds).",
-			reset.Format("2006-01-02T15:04:05Z"), humanDuration(d), int64(d.Seconds()))
-		// Access's detail already names the allowance and what to do
-		// next (register, or upgrade to paid); without one, say it here,
-		// once, by policy.
-		msg := "The lookup allowance is used up. " + when + " " + quotaHint(qe)
-		if qe.Detail != "" {
-			msg = sentence(qe.Detail) + " " + when
-		}
-		return toolError(msg), nil, nil
+		// The words of the 429 problem, with the clock time of the reset
+		// too: a model has no Retry-After field to read.
+		reset, _ := s.quotaReset(qe)
+		return toolError(quotaMessage(qe, reset)), nil, nil
 	}
 	he := classify(err)
 	switch {

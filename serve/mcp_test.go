@@ -172,7 +172,7 @@ func TestMCPQuotaExhaustedIsToolError(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds.access.mu.Lock()
-	ds.access.err = &QuotaError{RetryAfter: 19*time.Hour + 30*time.Minute}
+	ds.access.err = &QuotaError{Policy: "daily", Quota: 20, Requested: 1, RetryAfter: 19*time.Hour + 30*time.Minute}
 	ds.access.mu.Unlock()
 	out, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "keyword_lookup",
 		Arguments: map[string]any{"keyword": "running shoes"}})
@@ -184,7 +184,7 @@ func TestMCPQuotaExhaustedIsToolError(t *testing.T) {
 	}
 	text := out.Content[0].(*mcp.TextContent).Text
 	// The clock is 2026-11-22 04:30 UTC; 19h30m later is 2026-11-23 00:00.
-	for _, want := range []string{"resets at 2026-11-23T00:00:00Z", "in 19h 30m", "70200 seconds", "POST /v1/register"} {
+	for _, want := range []string{"The daily allowance of 20 lookups for this address is used up; it renews in 19h 30m (at 2026-11-23T00:00:00Z).", "POST /v1/register"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("tool error %q lacks %q", text, want)
 		}

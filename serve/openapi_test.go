@@ -56,7 +56,7 @@ var exampleCases = []exampleCase{
 		setup:  func(ds *demoServer) { ds.access.err = fmt.Errorf("cannot find key: %w", ErrInvalidKey) }},
 	{loc: "#QuotaExhausted quota_exhausted", method: "GET", target: "/v1/keyword?q=running+shoes",
 		setup: func(ds *demoServer) {
-			ds.access.err = &QuotaError{RetryAfter: 70200 * time.Second, Header: http.Header{
+			ds.access.err = &QuotaError{Policy: "daily", Quota: 20, Remaining: 0, Requested: 1, RetryAfter: 70200 * time.Second, Header: http.Header{
 				"Ratelimit":        {`"daily";r=0;t=70200`},
 				"Ratelimit-Policy": {`"daily";q=20;w=86400`},
 			}}
@@ -70,7 +70,7 @@ var exampleCases = []exampleCase{
 	{loc: "POST /v1/keywords 429 quota_exhausted", method: "POST", target: "/v1/keywords",
 		body: `{"country": "us", "keywords": ["running shoes", "running shoe", "best running shoes", "running sneakers"]}`,
 		setup: func(ds *demoServer) {
-			ds.access.err = &QuotaError{RetryAfter: 3600 * time.Second, Header: http.Header{
+			ds.access.err = &QuotaError{Policy: "daily", Quota: 20, Remaining: 3, Requested: 4, RetryAfter: 3600 * time.Second, Header: http.Header{
 				"Ratelimit":        {`"daily";r=3;t=3600`},
 				"Ratelimit-Policy": {`"daily";q=20;w=86400`},
 			}}
@@ -83,7 +83,9 @@ var exampleCases = []exampleCase{
 	{loc: "POST /v1/register 409 email_taken", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
 		setup: func(ds *demoServer) { ds.registrar.err = fmt.Errorf("cannot store key: %w", ErrEmailTaken) }},
 	{loc: "POST /v1/register 429 too_many_registrations", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
-		setup: func(ds *demoServer) { ds.registrar.err = &TooManyRegistrationsError{RetryAfter: 5 * time.Hour} }},
+		setup: func(ds *demoServer) {
+			ds.registrar.err = &TooManyRegistrationsError{RetryAfter: 5 * time.Hour, Limit: 3}
+		}},
 	{loc: "POST /mcp 200 initialize", method: "POST", target: "/mcp", reqExample: "initialize",
 		body: `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-agent", "version": "1.0.0"}}}`},
 	{loc: "POST /mcp 200 tools_call", method: "POST", target: "/mcp", reqExample: "tools_call",

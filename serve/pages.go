@@ -92,11 +92,9 @@ type errorView struct {
 }
 
 // quotaMonthly reports whether qe refused a registered key's monthly
-// allowance, as its RateLimit-Policy field says; any other refusal is
-// treated as the anonymous daily one, whose remedy is a free key.
-func quotaMonthly(qe *QuotaError) bool {
-	return strings.HasPrefix(qe.Header.Get("RateLimit-Policy"), `"monthly"`)
-}
+// allowance; any other refusal is treated as the anonymous daily one, whose
+// remedy is a free key.
+func quotaMonthly(qe *QuotaError) bool { return qe.Policy == policyMonthly }
 
 // quotaHint is what a refused caller can do besides waiting: register for
 // a free key (anonymous) or upgrade it to the paid tier (registered).

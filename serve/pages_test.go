@@ -125,7 +125,7 @@ func TestKeywordPageErrors(t *testing.T) {
 		{name: "bad escape", target: "/keyword?q=%zz", wantStatus: 400, wantText: []string{"cannot be read"}, wantForm: true, wantCount: "[]"},
 		{name: "quota", target: "/keyword?q=running+shoes",
 			setup: func(ds *demoServer) {
-				ds.access.err = &QuotaError{RetryAfter: 19*time.Hour + 30*time.Minute, Header: http.Header{"Ratelimit-Policy": {`"daily";q=20;w=86400`}}}
+				ds.access.err = &QuotaError{Policy: "daily", Quota: 20, Requested: 1, RetryAfter: 19*time.Hour + 30*time.Minute, Header: http.Header{"Ratelimit-Policy": {`"daily";q=20;w=86400`}}}
 			},
 			wantStatus: 429, wantText: []string{`<b id="reset">00:00 UTC on Mon 23 Nov 2026</b>`, "in 19h 30m", "/v1/register", "500 lookups a month"},
 			wantCount: "[]", wantHeader: "Retry-After"},
@@ -180,7 +180,8 @@ func TestFormatters(t *testing.T) {
 		{formatCompact(950), "950"}, {formatCompact(1200), "1.2K"}, {formatCompact(301000), "301K"}, {formatCompact(2_500_000), "2.5M"},
 		{formatCompact(1000), "1K"},
 		{humanDuration(70200 * time.Second), "19h 30m"}, {humanDuration(90 * time.Second), "2m"}, {humanDuration(40 * time.Second), "40s"},
-		{humanDuration(72 * time.Hour), "3d 0h"},
+		{humanDuration(72 * time.Hour), "3d"}, {humanDuration(time.Hour), "1h"}, {humanDuration(time.Hour + time.Second), "1h 1m"},
+		{humanDuration(50*time.Hour + time.Second), "2d 3h"}, {humanDuration(59500 * time.Millisecond), "60s"}, {humanDuration(0), "0s"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)

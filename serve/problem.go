@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
@@ -84,20 +85,71 @@ func Error(status int, code, msg string, err error) HTTPError {
 // key (401 invalid_key). Wrap it to add a cause for the log.
 var ErrInvalidKey = errors.New("API key is unknown or revoked")
 
-// QuotaError is returned by Access.Admit when the caller's allowance is used
-// up (429 quota_exhausted).
+// QuotaError is returned by Access.Admit when the caller's allowance cannot
+// cover a request (429 quota_exhausted). It carries numbers only: the
+// server words the refusal in one place (quotaMessage), so a problem
+// document, a bulk refusal and an MCP tool error say the same thing.
 type QuotaError struct {
+	Policy     string        // the allowance: "daily" (anonymous, per client address) or "monthly" (registered key)
+	Quota      int64         // lookups per window; 0 if unknown
+	Remaining  int64         // lookups left, fewer than Requested
+	Requested  int64         // lookups the refused request needed
 	RetryAfter time.Duration // until the allowance renews; sent as Retry-After in whole seconds, rounded up
-	Detail     string        // shown to the client; a generic message when empty
 	Header     http.Header   // extra response fields, e.g. RateLimit-Policy; may be nil
 }
 
-// Error describes the exhausted allowance.
+// Error describes the refusal for the log.
 func (e *QuotaError) Error() string {
-	if e.Detail != "" {
-		return "quota exhausted: " + e.Detail
+	return fmt.Sprintf("quota exhausted: %s allowance of %d lookups has %d left, %d asked, renews in %ds",
+		e.Policy, e.Quota, e.Remaining, e.Requested, retrySeconds(e.RetryAfter))
+}
+
+// Allowance policies of QuotaError.Policy, as the RateLimit fields name
+// them.
+const (
+	policyDaily   = "daily"
+	policyMonthly = "monthly"
+)
+
+// retrySeconds is d in whole seconds, rounded up so that a client waiting
+// that long finds the allowance renewed, and at least 1.
+func retrySeconds(d time.Duration) int64 {
+	return max(int64((d+time.Second-1)/time.Second), 1)
+}
+
+// quotaMessage words the refusal of qe for a client: which allowance, what
+// is left, when it renews (in words, and at a clock time when at is not
+// zero), and what to do besides waiting.
+func quotaMessage(qe *QuotaError, at time.Time) string {
+	allowance := "the lookup allowance"
+	switch qe.Policy {
+	case policyDaily:
+		allowance = "the daily allowance"
+	case policyMonthly:
+		allowance = "this API key's monthly allowance"
 	}
-	return "quota exhausted"
+	if qe.Quota > 0 {
+		allowance += " of " + strconv.FormatInt(qe.Quota, 10) + " lookups"
+	}
+	if qe.Policy == policyDaily {
+		allowance += " for this address"
+	}
+	renews := "it renews in " + humanDuration(time.Duration(retrySeconds(qe.RetryAfter))*time.Second)
+	if !at.IsZero() {
+		renews += " (at " + at.UTC().Format(time.RFC3339) + ")"
+	}
+	var msg string
+	if qe.Remaining > 0 && qe.Requested > qe.Remaining {
+		keywords := "keywords"
+		if qe.Remaining == 1 {
+			keywords = "keyword"
+		}
+		msg = fmt.Sprintf("This request needs %d lookups but %s has %d left; send at most %d %s, or wait: %s.",
+			qe.Requested, allowance, qe.Remaining, qe.Remaining, keywords, renews)
+	} else {
+		msg = strings.ToUpper(allowance[:1]) + allowance[1:] + " is used up; " + renews + "."
+	}
+	return msg + " " + quotaHint(qe)
 }
 
 // problemDoc is an RFC 9457 problem document. Field order is the order the
@@ -123,16 +175,8 @@ func classify(err error) HTTPError {
 		for k, v := range qe.Header {
 			h[k] = v
 		}
-		secs := int64((qe.RetryAfter + time.Second - 1) / time.Second)
-		if secs < 1 {
-			secs = 1
-		}
-		h.Set("Retry-After", strconv.FormatInt(secs, 10))
-		msg := qe.Detail
-		if msg == "" {
-			msg = "The lookup allowance is used up; retry after " + strconv.FormatInt(secs, 10) + " seconds or use an API key of a higher tier."
-		}
-		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeQuotaExhausted, Msg: msg, Err: err, Header: h}
+		h.Set("Retry-After", strconv.FormatInt(retrySeconds(qe.RetryAfter), 10))
+		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeQuotaExhausted, Msg: quotaMessage(qe, time.Time{}), Err: err, Header: h}
 	}
 	switch {
 	case errors.Is(err, ErrInvalidKey):

@@ -38,17 +38,15 @@ var ErrInvalidEmail = errors.New("email address is not valid")
 // TooManyRegistrationsError is returned by Registrar.Register when the
 // client address has registered too many keys today (429
 // too_many_registrations).
+// It carries numbers only; the server words the refusal.
 type TooManyRegistrationsError struct {
 	RetryAfter time.Duration // until the address may register again; sent as Retry-After
-	Detail     string        // shown to the client; a generic message when empty
+	Limit      int64         // registrations allowed per address and day; 0 if unknown
 }
 
-// Error describes the refusal.
+// Error describes the refusal for the log.
 func (e *TooManyRegistrationsError) Error() string {
-	if e.Detail != "" {
-		return "too many registrations: " + e.Detail
-	}
-	return "too many registrations from this address"
+	return fmt.Sprintf("too many registrations from this address (%d a day); renews in %ds", e.Limit, retrySeconds(e.RetryAfter))
 }
 
 // maxRegisterBody bounds the body of POST /v1/register.
@@ -125,11 +123,12 @@ func registerError(err error) error {
 	var tm *TooManyRegistrationsError
 	switch {
 	case errors.As(err, &tm):
-		secs := max(int64((tm.RetryAfter+time.Second-1)/time.Second), 1)
-		msg := tm.Detail
-		if msg == "" {
-			msg = fmt.Sprintf("This address has registered too many keys today; retry after %d seconds.", secs)
+		secs := retrySeconds(tm.RetryAfter)
+		msg := "This address has registered too many keys today"
+		if tm.Limit > 0 {
+			msg = fmt.Sprintf("This address has registered %d keys today, the most a day allows", tm.Limit)
 		}
+		msg += "; retry in " + humanDuration(time.Duration(secs)*time.Second) + ", or use the key you already have."
 		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeTooManyRegistrations, Msg: msg, Err: err,
 			Header: http.Header{"Retry-After": {strconv.FormatInt(secs, 10)}}}
 	case errors.Is(err, ErrEmailTaken):

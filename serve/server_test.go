@@ -344,7 +344,7 @@ func TestAccessSeam(t *testing.T) {
 			admitErr: fmt.Errorf("cannot find key: %w", ErrInvalidKey), wantStatus: 401, wantCode: CodeInvalidKey, wantAdmits: 1,
 			wantClient: "192.0.2.1", wantHeader: map[string]string{"WWW-Authenticate": `Bearer realm="kwdata", error="invalid_token"`}},
 		{name: "quota exhausted", target: "/v1/keyword?q=running+shoes",
-			admitErr:   &QuotaError{RetryAfter: 3599500 * time.Millisecond, Header: http.Header{"Ratelimit-Policy": {`"daily";q=20;w=86400`}}},
+			admitErr:   &QuotaError{Policy: "daily", Quota: 20, Requested: 1, RetryAfter: 3599500 * time.Millisecond, Header: http.Header{"Ratelimit-Policy": {`"daily";q=20;w=86400`}}},
 			wantStatus: 429, wantCode: CodeQuotaExhausted, wantAdmits: 1, wantClient: "192.0.2.1",
 			wantHeader: map[string]string{"Retry-After": "3600", "RateLimit-Policy": `"daily";q=20;w=86400`}},
 		{name: "access failure", target: "/v1/keyword?q=running+shoes", admitErr: errors.New("counter store closed"),

@@ -27,9 +27,12 @@ func (a accessAdapter) Admit(ctx context.Context, r *http.Request, client netip.
 		case errors.Is(err, access.ErrInvalidKey):
 			return nil, fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
 		case errors.As(err, &qe):
+			// Numbers only: the server words the refusal, the same way in
+			// every answer.
 			h := http.Header{}
 			qe.Limits.SetHeaders(h)
-			return nil, &serve.QuotaError{RetryAfter: qe.RetryAfter, Detail: qe.Error(), Header: h}
+			return nil, &serve.QuotaError{Policy: qe.Policy, Quota: qe.Quota, Remaining: qe.Remaining,
+				Requested: qe.Requested, RetryAfter: qe.RetryAfter, Header: h}
 		}
 		return nil, err
 	}
@@ -46,7 +49,7 @@ func (a accessAdapter) Register(ctx context.Context, email string, client netip.
 		case errors.Is(err, access.ErrEmailTaken):
 			return "", fmt.Errorf("%w: %w", serve.ErrEmailTaken, err)
 		case errors.As(err, &qe):
-			return "", &serve.TooManyRegistrationsError{RetryAfter: qe.RetryAfter, Detail: qe.Error()}
+			return "", &serve.TooManyRegistrationsError{RetryAfter: qe.RetryAfter, Limit: qe.Quota}
 		}
 		return "", err
 	}

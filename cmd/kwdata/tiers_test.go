@@ -138,6 +138,14 @@ func (env *tiersEnv) testAnonymous(t *testing.T) {
 			tiersWantStatus(t, r, 200, "")
 		}
 		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+		if i == 18 {
+			// A bulk request larger than what is left is refused whole,
+			// worded by the server from the numbers of the access store.
+			r := s.do(t, "POST", "/v1/keywords", tiersBulkBody(env.keywords[:2]))
+			tiersWantStatus(t, r, 429, "quota_exhausted")
+			tiersWantDetail(t, r, `^This request needs 2 lookups but the daily allowance of 20 lookups for this address has 1 left; `+
+				`send at most 1 keyword, or wait: it renews in `+tiersDurationRE+`\. A free API key \(POST /v1/register\)`)
+		}
 	}
 
 	// The 21st lookup is refused however it is asked for.
@@ -164,6 +172,11 @@ func (env *tiersEnv) testAnonymous(t *testing.T) {
 			}
 		}
 		tiersWantRetry(t, r, tiersDaily, tiersMidnight(time.Now()))
+		if tc.name != "page" {
+			// Human words, never a Go duration such as "1h0m0s".
+			tiersWantDetail(t, r, `^The daily allowance of 20 lookups for this address is used up; it renews in `+tiersDurationRE+
+				`\. A free API key \(POST /v1/register\) raises the allowance to 500 lookups a month; the paid tier is unlimited\.$`)
+		}
 	}
 
 	// A 400 wins over a 429, and an invalid key is a 401, not the spent
@@ -916,6 +929,23 @@ func tiersWantRetry(tb testing.TB, r tiersResp, policy string, end time.Time) {
 		tb.Errorf("429: Retry-After %q, RateLimit %s: want Retry-After equal to t", ra, r.header.Get("RateLimit"))
 	}
 	tiersWantReset(tb, reset, end)
+}
+
+// tiersDurationRE matches how the server words a wait: "5h 12m", "3d",
+// "40s".
+const tiersDurationRE = `(\d+d( \d+h)?|\d+h( \d+m)?|\d+m|\d+s)`
+
+// tiersWantDetail checks the detail of a problem document against a
+// regular expression.
+func tiersWantDetail(tb testing.TB, r tiersResp, re string) {
+	tb.Helper()
+	var p struct{ Detail string }
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		tb.Fatalf("not a problem document: %s", r.body)
+	}
+	if !regexp.MustCompile(re).MatchString(p.Detail) {
+		tb.Errorf("detail %q does not match %s", p.Detail, re)
+	}
 }
 
 func tiersWantReset(tb testing.TB, reset int64, end time.Time) {
