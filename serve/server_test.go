@@ -488,7 +488,9 @@ func TestMetrics(t *testing.T) {
 		`kwdata_http_requests_total{code="400",route="/v1/keyword"} 1`,
 		`kwdata_http_requests_total{code="404",route="unmatched"} 1`,
 		`kwdata_http_requests_total{code="200",route="/problems/{code}"} 1`,
-		`kwdata_http_request_duration_seconds_count{route="/v1/keyword"} 3`,
+		// Latency is labelled by status class, not code.
+		`kwdata_http_request_duration_seconds_count{route="/v1/keyword",status="2xx"} 2`,
+		`kwdata_http_request_duration_seconds_count{route="/v1/keyword",status="4xx"} 1`,
 		`kwdata_index_ready 1`,
 		`kwdata_index_build_age_seconds 5400`,
 		`go_goroutines `,
