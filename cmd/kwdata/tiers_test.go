@@ -77,6 +77,7 @@ func TestTiers(t *testing.T) {
 	t.Run("CleanRestart", env.testCleanRestart)
 	t.Run("CrashRestart", env.testCrashRestart)
 	t.Run("Register", env.testRegister)
+	t.Run("MCP", env.testMCP)
 }
 
 // testAnonymous: 20 lookups per address and day, whatever the kind of
@@ -515,6 +516,90 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 	}
 	// Registering is not a lookup.
 	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+}
+
+// testMCP: POST /mcp with raw JSON-RPC against the real access store. A
+// registered key is accepted and each tool call counts like a lookup (the
+// RateLimit fields are on the HTTP answer, and a following GET sees the
+// count); a bad key is 401 invalid_key on any method and counts nothing;
+// the 21st anonymous tool call is a tool error that says when the
+// allowance renews.
+func (env *tiersEnv) testMCP(t *testing.T) {
+	data := env.fresh(t)
+	key, _ := env.createKey(t, data, "--tier", "registered")
+	s := env.start(t, data)
+	_, monthEnd := tiersMonth(time.Now())
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"tiers","version":"1"}}}`
+	lookup := func(q string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"keyword":%q,"country":"us"}}}`, q)
+	}
+	type toolAnswer struct {
+		Result *struct {
+			IsError bool
+			Content []struct{ Text string }
+		}
+		Error *struct{ Code int }
+	}
+	call := func(t *testing.T, body string, hdr ...string) (tiersResp, toolAnswer) {
+		t.Helper()
+		r := s.do(t, "POST", "/mcp", body, hdr...)
+		tiersWantStatus(t, r, 200, "")
+		var a toolAnswer
+		if err := json.Unmarshal(r.body, &a); err != nil || a.Result == nil || a.Error != nil {
+			t.Fatalf("not a JSON-RPC result: %s (%v)", r.body, err)
+		}
+		return r, a
+	}
+
+	// A registered key: connecting counts nothing, each tool call one
+	// lookup, as a following GET shows.
+	auth := []string{"Authorization", "Bearer " + key}
+	if r, _ := call(t, initialize, auth...); r.header.Get("RateLimit") != "" {
+		t.Errorf("initialize carries RateLimit %s", r.header.Get("RateLimit"))
+	}
+	for i := range 2 {
+		r, a := call(t, lookup(env.keywords[i]), auth...)
+		if a.Result.IsError {
+			t.Fatalf("tool error: %s", r.body)
+		}
+		tiersWantLimit(t, r, tiersMonthly(time.Now()), int64(499-i), monthEnd)
+	}
+	tiersWantLimit(t, s.lookup(t, env.keywords[2], auth...), tiersMonthly(time.Now()), 497, monthEnd)
+
+	// A bad key is refused on every method, and is never anonymous.
+	for _, body := range []string{initialize, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, lookup(env.keywords[0])} {
+		for _, hdr := range [][]string{{"Authorization", "Bearer " + tiersUnknownKey}, {"X-API-Key", "not-a-key"}} {
+			r := s.do(t, "POST", "/mcp", body, hdr...)
+			tiersWantStatus(t, r, 401, "invalid_key")
+			if v := r.header.Get("RateLimit"); v != "" {
+				t.Errorf("401 carries RateLimit %s", v)
+			}
+		}
+	}
+
+	// Anonymous: 20 tool calls, then a tool error with the reset time.
+	for i := range 20 {
+		r, a := call(t, lookup(env.keywords[i]))
+		if a.Result.IsError {
+			t.Fatalf("tool call %d: tool error: %s", i+1, r.body)
+		}
+		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+	}
+	r, a := call(t, lookup(env.keywords[0]))
+	if !a.Result.IsError || len(a.Result.Content) != 1 {
+		t.Fatalf("the 21st anonymous tool call answered %s, want a tool error", r.body)
+	}
+	text := a.Result.Content[0].Text
+	m := regexp.MustCompile(`^The daily allowance of 20 lookups for this address is used up; it renews in ` + tiersDurationRE +
+		` \(at (\S+)\)\. A free API key \(POST /v1/register\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("tool error %q does not say when the allowance renews", text)
+	}
+	at, err := time.Parse(time.RFC3339, m[len(m)-1])
+	if want := tiersMidnight(time.Now()); err != nil || at.Sub(want).Abs() > 5*time.Second {
+		t.Errorf("tool error says the allowance renews at %s, want %s", m[len(m)-1], want.Format(time.RFC3339))
+	}
+	tiersWantStatus(t, s.lookup(t, env.keywords[0]), 429, "quota_exhausted")
 }
 
 // tiersUnknownKey is well formed ("kwd_" and 32 base32 characters) but
