@@ -232,6 +232,48 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 	tiersWantStatus(t, r, 200, "")
 	tiersWantLimit(t, r, tiersMonthly(time.Now()), 495, monthEnd)
 
+	// Re-tiered with `kwdata keys set-tier` while the server runs (within
+	// the registry poll interval; the deadline here is generous): paid
+	// until a future day, its answers carry no rate-limit fields; back to
+	// registered, they return, with the monthly count where it was (paid
+	// lookups are not charged to it).
+	left := int64(495)
+	retier := func(paid bool, args ...string) {
+		t.Helper()
+		env.cli(t, append([]string{"keys", "set-tier", "--data", data, id}, args...)...)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r := s.lookup(t, env.keywords[5], "Authorization", "Bearer "+key)
+			tiersWantStatus(t, r, 200, "")
+			limited := r.header.Get("RateLimit") != ""
+			if limited == paid {
+				// Not yet re-tiered: counted at the tier it had.
+				if limited {
+					left--
+					tiersWantLimit(t, r, tiersMonthly(time.Now()), left, monthEnd)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("keys set-tier %s: the server still answers as before after 5s", strings.Join(args, " "))
+				}
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			if paid {
+				for _, f := range []string{"RateLimit-Policy", "Retry-After"} {
+					if v := r.header.Get(f); v != "" {
+						t.Errorf("lookup with a key set to paid carries %s: %s", f, v)
+					}
+				}
+			} else {
+				left--
+				tiersWantLimit(t, r, tiersMonthly(time.Now()), left, monthEnd)
+			}
+			return
+		}
+	}
+	retier(true, "paid", "--paid-until", time.Now().AddDate(1, 0, 0).Format(time.DateOnly))
+	retier(false, "registered")
+
 	// A paid key is unlimited and carries no RateLimit fields.
 	paid, _ := env.createKey(t, data, "--tier", "paid")
 	for i := range 25 {
