@@ -345,6 +345,54 @@ func TestOpenAPIValid(t *testing.T) {
 	}
 }
 
+// TestOpenAPIRateLimitHeaders checks that every response the server sends
+// with rate-limit fields documents them: a client generated from the
+// document must know that the page and the MCP endpoint send them too.
+func TestOpenAPIRateLimitHeaders(t *testing.T) {
+	doc := loadDoc(t)
+	spent := func(ds *demoServer) {
+		ds.access.err = &QuotaError{Policy: "daily", Quota: 20, Requested: 1, RetryAfter: time.Hour, Header: http.Header{
+			"Ratelimit":        {`"daily";r=0;t=3600`},
+			"Ratelimit-Policy": {`"daily";q=20;w=86400`},
+		}}
+	}
+	for _, ec := range []exampleCase{
+		{loc: "GET /v1/keyword 200", method: "GET", target: "/v1/keyword?q=running+shoes"},
+		{loc: "GET /v1/keyword 404", method: "GET", target: "/v1/keyword?q=running+sandals"},
+		{loc: "GET /v1/keyword 429", method: "GET", target: "/v1/keyword?q=running+shoes", setup: spent},
+		{loc: "GET /keyword 200", method: "GET", target: "/keyword?q=running+shoes"},
+		{loc: "GET /keyword 404", method: "GET", target: "/keyword?q=running+sandals"},
+		{loc: "GET /keyword 429", method: "GET", target: "/keyword?q=running+shoes", setup: spent},
+		{loc: "POST /v1/keywords 200", method: "POST", target: "/v1/keywords", body: `{"keywords": ["running shoes"]}`},
+		{loc: "POST /v1/keywords 429", method: "POST", target: "/v1/keywords", body: `{"keywords": ["running shoes"]}`, setup: spent},
+		{loc: "POST /mcp 200", method: "POST", target: "/mcp",
+			body: `{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "keyword_lookup", "arguments": {"keyword": "running shoes"}}}`},
+	} {
+		t.Run(slug(ec.loc), func(t *testing.T) {
+			_, w, _ := runExample(t, ec)
+			f := strings.Fields(ec.loc)
+			if fmt.Sprint(w.Code) != f[2] {
+				t.Fatalf("status %d", w.Code)
+			}
+			if w.Header().Get("RateLimit") == "" || w.Header().Get("RateLimit-Policy") == "" {
+				t.Fatalf("the answer carries no rate-limit fields: %v", w.Header())
+			}
+			resp, ok := obj(doc, "paths", f[1], strings.ToLower(f[0]), "responses", f[2])
+			if !ok {
+				t.Fatalf("openapi.json has no response %s", ec.loc)
+			}
+			if ref, ok := resp["$ref"].(string); ok {
+				resp, _ = obj(doc, "components", "responses", strings.TrimPrefix(ref, "#/components/responses/"))
+			}
+			for _, name := range []string{"RateLimit", "RateLimit-Policy"} {
+				if _, ok := obj(resp, "headers", name); !ok {
+					t.Errorf("openapi.json: %s sends %s, but its headers do not list it", ec.loc, name)
+				}
+			}
+		})
+	}
+}
+
 func TestOpenAPIHandler(t *testing.T) {
 	ds := newDemoServer(t)
 	w := do(t, ds, "GET", "/v1/openapi.json", http.Header{"Origin": {"https://agent.example"}})
