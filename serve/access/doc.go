@@ -20,9 +20,11 @@
 // atomically (temporary file, fsync, rename) under an advisory file lock, so
 // the `kwdata keys` command line and a running server can both change it. A
 // running Store notices a changed registry within KeysPollInterval (250 ms);
-// a key it does not know makes it look at once, so a newly created key works
-// on its first request, and a revoked or re-tiered key takes effect within
-// 250 ms.
+// a key it does not know makes it look again before answering, so a newly
+// created key works on its first request, and a revoked or re-tiered key
+// takes effect within 250 ms. Those looks happen at most every 100 ms, so a
+// flood of made-up keys costs at most ten a second; a request with an
+// unknown key waits for the next one instead.
 //
 // # Counting
 //

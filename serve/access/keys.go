@@ -190,7 +190,10 @@ type Keys struct {
 
 	mu        sync.Mutex // serializes writers and reloads in this process
 	set       atomic.Pointer[keySet]
-	lastCheck atomic.Int64 // wall-clock nanos of the last look at the file
+	epoch     time.Time    // when the registry was opened; lastCheck counts from it on the monotonic clock
+	lastCheck atomic.Int64 // nanos after epoch when the latest finished look at the file began
+	lookMu    sync.Mutex   // one unknown-key look at a time; see lookSince
+	looks     atomic.Int64 // looks at the file so far, which the tests bound
 
 	// fill sets the usage fields of listed records; nil reads the server's
 	// usage snapshot.
@@ -209,7 +212,7 @@ func OpenKeys(opt Options) (*Keys, error) {
 	if err := os.MkdirAll(opt.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("cannot create access folder %s: %w", opt.Dir, err)
 	}
-	k := &Keys{dir: opt.Dir, now: opt.Now, log: opt.Logger, poll: opt.KeysPollInterval}
+	k := &Keys{dir: opt.Dir, now: opt.Now, log: opt.Logger, poll: opt.KeysPollInterval, epoch: time.Now()}
 	if err := k.reload(); err != nil {
 		return nil, err
 	}
@@ -230,7 +233,11 @@ func (k *Keys) reload() error {
 }
 
 func (k *Keys) reloadLocked() error {
-	k.lastCheck.Store(time.Now().UnixNano())
+	// Stored when the look is over, so that whoever reads a lastCheck
+	// also finds the view it produced (see lookSince).
+	start := k.since()
+	defer k.lastCheck.Store(start)
+	k.looks.Add(1)
 	if cur := k.set.Load(); cur != nil {
 		info, err := os.Stat(k.path())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -255,7 +262,7 @@ func (k *Keys) reloadLocked() error {
 // refresh looks at the registry file if the last look is older than gap;
 // a failure keeps the current view and is logged.
 func (k *Keys) refresh(gap time.Duration) {
-	if time.Now().UnixNano()-k.lastCheck.Load() < int64(gap) {
+	if k.since()-k.lastCheck.Load() < int64(gap) {
 		return
 	}
 	if err := k.reload(); err != nil {
@@ -277,16 +284,25 @@ func (k *Keys) watch(done <-chan struct{}) {
 	}
 }
 
-// lookup returns the record of a well-formed key, looking at the registry
-// file at once when the key is unknown, so a key created by another process
-// works on its first request. (That costs unknown keys a stat; known keys
-// never touch the file or a lock.)
+// since is the time since the registry was opened, in nanoseconds, on the
+// monotonic clock: a wall clock set back would stall lookSince.
+func (k *Keys) since() int64 { return int64(time.Since(k.epoch)) }
+
+// unknownKeyGap is the least time between two looks at the registry file
+// caused by unknown keys.
+const unknownKeyGap = 100 * time.Millisecond
+
+// lookup returns the record of a well-formed key. A key it does not know
+// may have been created by another process a moment ago, so lookup first
+// makes sure the file has been looked at since the request arrived (see
+// lookSince); a key created before its first request therefore works on
+// that request. Known keys never touch the file or a lock.
 func (k *Keys) lookup(key string) (KeyRecord, bool) {
 	h := hashKey(key)
 	ks := k.set.Load()
 	i, ok := ks.byHash[h]
 	if !ok {
-		k.refresh(0)
+		k.lookSince(k.since())
 		ks = k.set.Load()
 		i, ok = ks.byHash[h]
 	}
@@ -294,6 +310,32 @@ func (k *Keys) lookup(key string) (KeyRecord, bool) {
 		return KeyRecord{}, false
 	}
 	return ks.recs[i], true
+}
+
+// lookSince returns once a look at the registry file that began at or after
+// t (see since) is over, looking itself when none has. It looks at
+// most once per unknownKeyGap: made-up keys are what a client guessing keys
+// sends, and each look stats the file and may wait behind a writer's disk
+// sync. So a flood of unknown keys costs at most ten looks a second, and
+// each of its requests waits at most about two gaps, on lookMu, which
+// nothing on the path of a known key takes.
+func (k *Keys) lookSince(t int64) {
+	k.lookMu.Lock()
+	defer k.lookMu.Unlock()
+	for {
+		last := k.lastCheck.Load()
+		if last >= t {
+			return
+		}
+		wait := time.Duration(last + int64(unknownKeyGap) - k.since())
+		if wait <= 0 {
+			break
+		}
+		time.Sleep(wait)
+	}
+	if err := k.reload(); err != nil {
+		k.log.Error("cannot reload key registry; keeping the previous keys", "err", err)
+	}
 }
 
 func readKeysFile(path string) (*keysFile, fileStamp, error) {
@@ -412,7 +454,7 @@ func (k *Keys) update(ctx context.Context, fn func(f *keysFile, now time.Time) e
 		return fmt.Errorf("cannot load key registry: %w", err)
 	}
 	k.set.Store(ks)
-	k.lastCheck.Store(time.Now().UnixNano())
+	k.lastCheck.Store(k.since())
 	return nil
 }
 

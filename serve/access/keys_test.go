@@ -212,3 +212,48 @@ func TestKeyGrants(t *testing.T) {
 		t.Error("ParsePaidUntil accepted a non-ISO date")
 	}
 }
+
+// TestUnknownKeysLookRarely: a flood of made-up keys looks at the registry
+// file at most once per unknownKeyGap, every one of them is refused, and a
+// key another process creates during the flood still works on its first
+// request.
+func TestUnknownKeysLookRarely(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock(t, "2026-11-22T12:00:00Z")
+	// No polling: only unknown keys make the store look at the file.
+	s := openStore(t, dir, clk, func(o *Options) { o.KeysPollInterval = time.Hour })
+	cli, err := OpenKeys(Options{Dir: dir, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	client := mustAddr(t, "192.0.2.1")
+
+	const workers, each = 50, 10
+	before := s.keys.looks.Load()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				if _, err := s.Identify(ctx, newKey(), client); !errors.Is(err, ErrInvalidKey) {
+					t.Errorf("a made-up key: %v, want ErrInvalidKey", err)
+				}
+			}
+		})
+	}
+	key, rec, err := cli.CreateKey(ctx, Registered, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := mustIdentify(t, s, key, client); c.KeyID != rec.ID {
+		t.Errorf("new key identified as %+v", c)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	looks := s.keys.looks.Load() - before
+	t.Logf("%d made-up keys in %s: %d looks at the registry", workers*each, elapsed.Round(time.Millisecond), looks)
+	if bound := int64(elapsed/unknownKeyGap) + 2; looks > bound {
+		t.Errorf("%d looks at the registry in %s, want at most %d (one per %s)", looks, elapsed, bound, unknownKeyGap)
+	}
+}
