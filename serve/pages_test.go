@@ -80,10 +80,13 @@ func TestKeywordPage(t *testing.T) {
 		t.Error("the intent leader is not linked")
 	}
 	body = do(t, ds, "GET", "/keyword?q=laufschuhe&country=de", nil).Body.String()
-	for _, want := range []string{"No monthly trend", "No other keyword", `id="cpc">$0.83<`, `<option value="DE" selected>`} {
+	for _, want := range []string{"There is no monthly data for this keyword", "No other keyword", `id="cpc">$0.83<`, `<option value="DE" selected>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("laufschuhe page lacks %q", want)
 		}
+	}
+	if strings.Contains(body, "last 0 months") {
+		t.Error(`a keyword without trend is headed "Searches over the last 0 months"`)
 	}
 }
 
