@@ -90,6 +90,25 @@ func TestKeywordPage(t *testing.T) {
 	}
 }
 
+// TestPageFragmentLinks: every link to a section of the home page ("/#api")
+// lands on a section that exists.
+func TestPageFragmentLinks(t *testing.T) {
+	ds := newDemoServer(t)
+	home := do(t, ds, "GET", "/", nil).Body.String()
+	for _, target := range []string{"/", "/keyword?q=running+shoes", "/keyword?q=running+sandals"} {
+		body := do(t, ds, "GET", target, nil).Body.String()
+		links := regexp.MustCompile(`href="/#([^"]+)"`).FindAllStringSubmatch(body, -1)
+		if target == "/" && len(links) == 0 {
+			t.Fatal("the home page links to none of its sections")
+		}
+		for _, l := range links {
+			if !strings.Contains(home, `id="`+l[1]+`"`) {
+				t.Errorf("%s links to /#%s, which the home page does not have", target, l[1])
+			}
+		}
+	}
+}
+
 func TestKeywordPageEscapes(t *testing.T) {
 	ts := newTestServer(t)
 	w := do(t, ts, "GET", "/keyword?q="+urlEscape(`SHOES "<b>" & MÁS`), nil)
