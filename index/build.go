@@ -74,6 +74,15 @@ func (o *BuildOptions) ensureDefaults() error {
 // data block.
 const filterBitsPerKey = 10
 
+// dataBlockBytes is the target size of a data block. Pebble's default of
+// 4 KiB holds about 20 entries; a lookup that hits the block cache then
+// pays mostly for the index blocks in front of the data. With 16 KiB the
+// index is a quarter the size and BenchmarkLookup (256 MiB cache, one
+// core) fell from 4.4 to 3.6 us; a lookup that misses the cache reads
+// and decompresses 16 KiB instead of 4, which --cache-mb avoids by
+// holding the whole index.
+const dataBlockBytes = 16 << 10
+
 // dbOptions are the Pebble options of both the build and the store; the
 // filter policy must be known to the reader for the filters to be used.
 func dbOptions(fs vfs.FS, logger pebbleLogger) *pebble.Options {
@@ -86,6 +95,7 @@ func dbOptions(fs vfs.FS, logger pebbleLogger) *pebble.Options {
 	}}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(filterBitsPerKey)
+		o.Levels[i].BlockSize = dataBlockBytes
 		o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.SnappyCompression }
 	}
 	return o
