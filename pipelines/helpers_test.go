@@ -161,7 +161,7 @@ func writeBuild(tb testing.TB, data, id, date string, builtAt time.Time) {
 // publish points CURRENT at a build, atomically like the index package.
 func publish(tb testing.TB, data, id string) {
 	tb.Helper()
-	if err := writeFileAtomic(filepath.Join(kw.IndexDir(data), "CURRENT"), []byte(id+"\n")); err != nil {
+	if err := kw.WriteFileAtomic(filepath.Join(kw.IndexDir(data), "CURRENT"), []byte(id+"\n")); err != nil {
 		tb.Fatal(err)
 	}
 }

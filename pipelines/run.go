@@ -418,46 +418,10 @@ func writeMarker(data, date, stage string, m marker) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return fmt.Errorf("cannot create state folder: %w", err)
 	}
-	if err := writeFileAtomic(name, append(b, '\n')); err != nil {
+	if err := kw.WriteFileAtomic(name, append(b, '\n')); err != nil {
 		return fmt.Errorf("cannot record that stage %s finished: %w", stage, err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes a small file under a temporary name, syncs it and
-// renames it into place, so a crash leaves the old file or the new one.
-func writeFileAtomic(name string, b []byte) error {
-	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes new names and renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // trimError shortens an error message to one line for the table view.

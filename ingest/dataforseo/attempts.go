@@ -101,42 +101,8 @@ func (a *Attempts) Record(date string, keywords []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot encode the SERP attempts: %w", err)
 	}
-	if err := writeFileAtomic(a.path, b); err != nil {
+	if err := kw.WriteFileAtomic(a.path, b); err != nil {
 		return fmt.Errorf("cannot save the SERP attempts: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes b to a temporary file beside path, syncs it and
-// renames it into place, so a crash leaves the old file or the new one.
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: makes the rename durable where supported
-		d.Close()
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (cp checkpoint) save(i int, keywords []string, recs []kw.KeywordRecord) err
 	if err != nil {
 		return fmt.Errorf("cannot encode checkpoint: %w", err)
 	}
-	if err := writeFileAtomic(cp.path(i), b); err != nil {
+	if err := kw.WriteFileAtomic(cp.path(i), b); err != nil {
 		return fmt.Errorf("cannot write checkpoint: %w", err)
 	}
 	return nil
@@ -119,42 +119,8 @@ func (cp checkpoint) saveUniverse(listed, maxNew int, keywords []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot encode checkpoint: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(cp.dir, universeName), b); err != nil {
+	if err := kw.WriteFileAtomic(filepath.Join(cp.dir, universeName), b); err != nil {
 		return fmt.Errorf("cannot write checkpoint: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes b to a temporary file beside path, syncs it and
-// renames it into place, so a crash leaves the old file or the new one.
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: makes the rename durable where supported
-		d.Close()
 	}
 	return nil
 }

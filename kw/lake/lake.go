@@ -137,7 +137,7 @@ func (w *Writer[T]) Commit() error {
 		w.Abort()
 		return err
 	}
-	if err := syncDir(w.stage); err != nil {
+	if err := kw.SyncDir(w.stage); err != nil {
 		w.Abort()
 		return err
 	}
@@ -162,7 +162,7 @@ func (w *Writer[T]) Commit() error {
 		w.Abort()
 		return fmt.Errorf("cannot publish partition %s: %w", w.final, err)
 	}
-	if err := syncDir(filepath.Dir(w.final)); err != nil {
+	if err := kw.SyncDir(filepath.Dir(w.final)); err != nil {
 		return err
 	}
 	if old != "" {
@@ -297,16 +297,4 @@ func Dates(data, dataset, country string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("cannot open %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("cannot sync %s: %w", dir, err)
-	}
-	return nil
 }

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 // Key format: a recognisable prefix, then 160 random bits in lower-case
@@ -407,19 +409,7 @@ func writeKeysFile(dir string, f *keysFile, prev fileStamp) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("cannot replace key registry: %w", err)
 	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("cannot open folder %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("cannot sync folder %s: %w", dir, err)
-	}
-	return nil
+	return kw.SyncDir(dir)
 }
 
 // update applies fn to the registry under the file lock and publishes the
