@@ -42,7 +42,7 @@ type serveConfig struct {
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin URL]... [--pprof 127.0.0.1:6060]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
