@@ -36,8 +36,9 @@ type BuildOptions struct {
 	// operating system's file system). Default: vfs.Default. Tests pass
 	// pebble's errorfs or vfs.NewMem.
 	FS vfs.FS
-	// Progress, if set, is called with the countries done and the total,
-	// once before the first country and after each.
+	// Progress, if set, is called with the keywords done and the total
+	// (the keywords partitions' row count), before the first keyword,
+	// every progressEvery keywords and at the end of each country.
 	Progress func(done, total int)
 	// TableBytes is the size at which an SSTable is finished and the next
 	// begun. Default: 128 MiB.
@@ -68,6 +69,10 @@ func (o *BuildOptions) ensureDefaults() error {
 	}
 	return nil
 }
+
+// progressEvery is how many keywords a build writes between progress
+// reports (a multiple of the 4096 between cancellation checks).
+const progressEvery = 64 << 10
 
 // filterBitsPerKey sizes the bloom filters: 10 bits a key give about 1%
 // false positives, so a lookup of an unknown keyword almost never reads a
@@ -178,6 +183,7 @@ type builder struct {
 	fatal          fatalRecorder
 	m              Manifest
 	tables         int
+	total          int  // keyword rows of every country, for Progress
 	renamed        bool // the build directory has its final name
 	published      bool // CURRENT names the build
 }
@@ -229,13 +235,20 @@ func (b *builder) build(ctx context.Context, countries []string) error {
 		opts:   dbo.MakeWriterOptions(len(dbo.Levels)-1, db.FormatMajorVersion().MaxTableFormat()),
 		target: b.opt.TableBytes,
 	}
-	b.opt.Progress(0, len(countries))
-	for i, cc := range countries {
+	for _, cc := range countries {
+		n, err := lake.Rows(b.opt.Data, kw.DatasetKeywords, cc, b.opt.Date)
+		if err != nil {
+			return fmt.Errorf("cannot count the keywords of %s: %w", cc, err)
+		}
+		b.total += int(n)
+	}
+	b.opt.Progress(0, b.total)
+	for _, cc := range countries {
 		if err := b.country(ctx, tw, cc); err != nil {
 			tw.abort()
 			return err
 		}
-		b.opt.Progress(i+1, len(countries))
+		b.opt.Progress(b.m.Keys, b.total)
 	}
 	if err := tw.finish(); err != nil {
 		return err
@@ -342,6 +355,9 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if n%progressEvery == 0 && n > 0 {
+				b.opt.Progress(b.m.Keys+n, b.total)
 			}
 		}
 		if !first && string(prev) >= rec.Keyword {

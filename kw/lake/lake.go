@@ -204,6 +204,40 @@ func Read[T any](data, dataset, country, date string) ([]T, error) {
 	return out, err
 }
 
+// Rows counts the rows of a partition from its files' footers, without
+// reading any data: what a stage needs to show progress against a total.
+func Rows(data, dataset, country, date string) (int64, error) {
+	dir := kw.PartitionDir(data, dataset, country, date)
+	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		return 0, err
+	}
+	if len(files) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return 0, fmt.Errorf("cannot read %s: %w", dir, ErrNoPartition)
+		}
+	}
+	var n int64
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, fmt.Errorf("cannot open %s: %w", name, err)
+		}
+		st, err := f.Stat()
+		if err == nil {
+			var pf *parquet.File
+			if pf, err = parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true)); err == nil {
+				n += pf.NumRows()
+			}
+		}
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("cannot read %s as Parquet: %w", name, err)
+		}
+	}
+	return n, nil
+}
+
 // Scan streams the rows of a partition in file order to fn, in batches. The
 // batch slice is reused between calls; fn must copy what it keeps of it.
 func Scan[T any](ctx context.Context, data, dataset, country, date string, fn func(batch []T) error) error {

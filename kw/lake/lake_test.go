@@ -45,6 +45,12 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "lake", "keywords", "country=us", "date=2026-11-21", "part-00000.parquet")); err != nil {
 		t.Fatalf("partition is not at the Hive path: %v", err)
 	}
+	if n, err := Rows(data, kw.DatasetKeywords, "us", "2026-11-21"); err != nil || n != int64(len(want)) {
+		t.Errorf("Rows = %d, %v; want %d", n, err, len(want))
+	}
+	if _, err := Rows(data, kw.DatasetKeywords, "gb", "2026-11-21"); !errors.Is(err, ErrNoPartition) {
+		t.Errorf("Rows of a missing partition: %v, want ErrNoPartition", err)
+	}
 }
 
 func TestCommitReplacesAndAbortLeavesLakeAlone(t *testing.T) {
