@@ -9,7 +9,7 @@
 # pinned to core 0) drives GET /v1/keyword with the paid key over every
 # keyword of the sample in shuffled order from KW_BENCH_CONNS (default 32)
 # keep-alive connections, alternating baseline and kwdata runs
-# (B K B K ...) KW_BENCH_ROUNDS times (default 3) for KW_BENCH_SECS each
+# (B K B K ...) KW_BENCH_ROUNDS times (default 5) for KW_BENCH_SECS each
 # (default 10, after a 1 s warm-up), after one unmeasured warm-up run of
 # each (kwdata's block cache starts empty). It prints every run, then the medians
 # of requests/s, p50 and p99 of each server and the ratio of the medians.
@@ -24,7 +24,7 @@ set -euo pipefail
 BIN=${1:?usage: bash serve/bench.sh path/to/kwdata}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 N=${KW_BENCH_KEYWORDS:-200000}
-ROUNDS=${KW_BENCH_ROUNDS:-3}
+ROUNDS=${KW_BENCH_ROUNDS:-5}
 SECS=${KW_BENCH_SECS:-10}
 CONNS=${KW_BENCH_CONNS:-32}
 DATE=2026-11-21
