@@ -211,6 +211,23 @@ func (f *fakeAds) token(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// authorized checks the fields every Google Ads request carries, a minted
+// access token and the developer token, and refuses the request otherwise.
+func (f *fakeAds) authorized(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	minted := slices.Contains(f.tokens, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	f.mu.Unlock()
+	switch {
+	case !minted:
+		f.refuse(w, http.StatusUnauthorized, "Authorization %q is no minted token", r.Header.Get("Authorization"))
+		return false
+	case r.Header.Get("developer-token") != fakeDevToken:
+		f.refuse(w, http.StatusForbidden, "developer-token %q", r.Header.Get("developer-token"))
+		return false
+	}
+	return true
+}
+
 // search answers the account currency query of GoogleAdsService.Search
 // with one row, as the service does.
 func (f *fakeAds) search(w http.ResponseWriter, r *http.Request) {
@@ -219,19 +236,14 @@ func (f *fakeAds) search(w http.ResponseWriter, r *http.Request) {
 	}
 	json.NewDecoder(r.Body).Decode(&req)
 	f.mu.Lock()
-	minted := slices.Clone(f.tokens)
 	f.searches++
 	currency := f.currency
 	f.mu.Unlock()
-	switch {
-	case r.PathValue("customer") != fakeCustomer || req.Query != "SELECT customer.currency_code FROM customer":
+	if r.PathValue("customer") != fakeCustomer || req.Query != "SELECT customer.currency_code FROM customer" {
 		f.refuse(w, http.StatusBadRequest, "unexpected search of %s: %q", r.PathValue("customer"), req.Query)
 		return
-	case !slices.Contains(minted, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")):
-		f.refuse(w, http.StatusUnauthorized, "Authorization %q is no minted token", r.Header.Get("Authorization"))
-		return
-	case r.Header.Get("developer-token") != fakeDevToken:
-		f.refuse(w, http.StatusForbidden, "developer-token %q", r.Header.Get("developer-token"))
+	}
+	if !f.authorized(w, r) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
@@ -245,18 +257,11 @@ func (f *fakeAds) search(w http.ResponseWriter, r *http.Request) {
 
 func (f *fakeAds) historical(w http.ResponseWriter, r *http.Request) {
 	customer, method, _ := strings.Cut(r.PathValue("rest"), ":")
-	f.mu.Lock()
-	minted := slices.Clone(f.tokens)
-	f.mu.Unlock()
-	switch {
-	case customer != fakeCustomer || (method != "generateKeywordHistoricalMetrics" && method != "generateKeywordIdeas"):
+	if customer != fakeCustomer || (method != "generateKeywordHistoricalMetrics" && method != "generateKeywordIdeas") {
 		f.refuse(w, http.StatusNotFound, "unexpected path %s", r.URL.Path)
 		return
-	case !slices.Contains(minted, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")):
-		f.refuse(w, http.StatusUnauthorized, "Authorization %q is no minted token", r.Header.Get("Authorization"))
-		return
-	case r.Header.Get("developer-token") != fakeDevToken:
-		f.refuse(w, http.StatusForbidden, "developer-token %q", r.Header.Get("developer-token"))
+	}
+	if !f.authorized(w, r) {
 		return
 	}
 	if method == "generateKeywordIdeas" {
