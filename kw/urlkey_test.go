@@ -67,3 +67,17 @@ func FuzzURLKey(f *testing.F) {
 		}
 	})
 }
+
+// TestURLKeyReadmeExamples keeps the url_key examples of README.md true.
+func TestURLKeyReadmeExamples(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://www.Example.com:443/a/b/?utm_source=x&b=2&a=1#top": "example.com/a/b?a=1&b=2",
+		"http://example.com/a//":                                    "example.com/a",
+		"http://example.com/?x":                                     "example.com/?x=",
+		"example.com/p?q=a+b&r=%2Fc":                                "example.com/p?q=a+b&r=%2Fc",
+	} {
+		if got, err := URLKey(in); err != nil || got != want {
+			t.Errorf("URLKey(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
