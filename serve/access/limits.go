@@ -70,25 +70,14 @@ type QuotaError struct {
 	err error
 }
 
-// Error tells the client what happened and what to do next.
+// Error describes the refusal for the log. Clients never see it: the
+// server words refusals from the numbers (serve's quotaMessage).
 func (e *QuotaError) Error() string {
-	wait := time.Duration(seconds(e.RetryAfter)) * time.Second
-	switch e.err {
-	case ErrTooManyRegistrations:
-		return fmt.Sprintf("%d registrations from this address today already; retry in %s", e.Quota, wait)
+	if e.err == ErrTooManyRegistrations {
+		return fmt.Sprintf("too many registrations: %d a day from this address, renews in %ds", e.Quota, seconds(e.RetryAfter))
 	}
-	next := "retry later"
-	switch e.Policy {
-	case policyDaily:
-		next = "register for an API key (POST /v1/register) or retry"
-	case policyMonthly:
-		next = "upgrade to the paid tier or retry"
-	}
-	if e.Remaining > 0 {
-		return fmt.Sprintf("%s allowance of %d lookups has %d left, fewer than the %d asked; ask for fewer, %s in %s",
-			e.Policy, e.Quota, e.Remaining, e.Requested, next, wait)
-	}
-	return fmt.Sprintf("%s allowance of %d lookups is used up; %s in %s", e.Policy, e.Quota, next, wait)
+	return fmt.Sprintf("quota exhausted: %s allowance of %d lookups has %d left, %d asked, renews in %ds",
+		e.Policy, e.Quota, e.Remaining, e.Requested, seconds(e.RetryAfter))
 }
 
 // Unwrap returns ErrQuotaExhausted or ErrTooManyRegistrations.
