@@ -230,36 +230,33 @@ func TestFetchSERPsRefusedRequests(t *testing.T) {
 	}
 }
 
+// TestFetchSERPsRetriesTransientErrors waits out 5xx answers and HTTP 429s
+// (also those whose body is a proxy's HTML page rather than the v3
+// envelope), on the POST and on a GET, with the client's backoff.
 func TestFetchSERPsRetriesTransientErrors(t *testing.T) {
-	f := newFakeDFS(t)
-	f.push(pathTaskPost, scripted{500, "error_internal.json"})
-	f.push(pathTasksReady, scripted{200, "error_internal.json"}, scripted{503, "error_internal.json"})
-	c, clock := newTestClient(t, f.config(), Options{})
-	got, stats, err := c.FetchSERPs(context.Background(), us(t), []string{"shoes"})
-	if err != nil || len(got) != 1 || stats.Posted != 1 || f.postsOf("shoes") != 1 {
-		t.Fatalf("err %v, %d SERPs, stats %+v", err, len(got), stats)
-	}
-	want := []time.Duration{2 * time.Second, 2 * time.Second, 4 * time.Second}
-	if !slices.Equal(clock.sleeps, want) {
-		t.Errorf("sleeps %v, want %v", clock.sleeps, want)
-	}
-}
-
-// TestFetchSERPsRetriesRateLimitWithoutEnvelope waits out an HTTP 429 whose
-// body is a proxy's HTML page rather than the v3 envelope, on the POST and
-// on a GET, with the client's backoff.
-func TestFetchSERPsRetriesRateLimitWithoutEnvelope(t *testing.T) {
-	f := newFakeDFS(t)
-	f.push(pathTaskPost, scripted{429, "error_rate_limited.html"})
-	f.push(pathTasksReady, scripted{429, "error_rate_limited.html"}, scripted{429, "error_rate_limited.html"})
-	c, clock := newTestClient(t, f.config(), Options{})
-	got, stats, err := c.FetchSERPs(context.Background(), us(t), []string{"shoes"})
-	if err != nil || len(got) != 1 || stats.Posted != 1 || f.postsOf("shoes") != 1 {
-		t.Fatalf("err %v, %d SERPs, stats %+v", err, len(got), stats)
-	}
-	want := []time.Duration{2 * time.Second, 2 * time.Second, 4 * time.Second}
-	if !slices.Equal(clock.sleeps, want) {
-		t.Errorf("sleeps %v, want %v", clock.sleeps, want)
+	for _, tc := range []struct {
+		name       string
+		post, gets []scripted
+	}{
+		{"5xx", []scripted{{500, "error_internal.json"}},
+			[]scripted{{200, "error_internal.json"}, {503, "error_internal.json"}}},
+		{"429 without envelope", []scripted{{429, "error_rate_limited.html"}},
+			[]scripted{{429, "error_rate_limited.html"}, {429, "error_rate_limited.html"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeDFS(t)
+			f.push(pathTaskPost, tc.post...)
+			f.push(pathTasksReady, tc.gets...)
+			c, clock := newTestClient(t, f.config(), Options{})
+			got, stats, err := c.FetchSERPs(context.Background(), us(t), []string{"shoes"})
+			if err != nil || len(got) != 1 || stats.Posted != 1 || f.postsOf("shoes") != 1 {
+				t.Fatalf("err %v, %d SERPs, stats %+v", err, len(got), stats)
+			}
+			want := []time.Duration{2 * time.Second, 2 * time.Second, 4 * time.Second}
+			if !slices.Equal(clock.sleeps, want) {
+				t.Errorf("sleeps %v, want %v", clock.sleeps, want)
+			}
+		})
 	}
 }
 
