@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -183,38 +182,4 @@ func parseVolume(s string) (v int64, isRange bool, err error) {
 		return 0, false, errors.New("range ends below its start")
 	}
 	return v, true, nil
-}
-
-// rate is a USD exchange rate held as an exact decimal fraction num/den, so
-// that converting an amount rounds exactly once.
-type rate struct{ num, den uint64 }
-
-// newRate converts a positive rate to the decimal it prints as.
-func newRate(f float64) (rate, error) {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	whole, frac, _ := strings.Cut(s, ".")
-	num, err := strconv.ParseUint(whole+frac, 10, 64)
-	if err != nil || len(frac) > 19 || num == 0 {
-		return rate{}, fmt.Errorf("rate %v is out of range", f)
-	}
-	den := uint64(1)
-	for range len(frac) {
-		den *= 10
-	}
-	return rate{num, den}, nil
-}
-
-// convert returns micros*num/den rounded half up, or false on overflow.
-func (r rate) convert(micros int64) (int64, bool) {
-	hi, lo := bits.Mul64(uint64(micros), r.num)
-	lo, carry := bits.Add64(lo, r.den/2, 0)
-	hi += carry
-	if hi >= r.den {
-		return 0, false
-	}
-	q, _ := bits.Div64(hi, lo, r.den)
-	if q > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(q), true
 }

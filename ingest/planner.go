@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwdata/kwdata/ingest/internal/money"
 	"github.com/kwdata/kwdata/kw"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
@@ -175,7 +176,7 @@ func unquote(s string, sep byte) (cell, rest string, ok bool) {
 type plannerParser struct {
 	name   string
 	cols   plannerColumns
-	rates  map[string]rate
+	rates  map[string]money.Rate
 	ranges map[string]string // interned volume range texts
 	slab   []kw.MonthlySearches
 }
@@ -194,9 +195,9 @@ type plannerParser struct {
 // *CurrencyError; either way no records are returned.
 func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func(BadRow)) ([]kw.KeywordRecord, ParseStats, error) {
 	var st ParseStats
-	rates := make(map[string]rate, len(usdRate))
+	rates := make(map[string]money.Rate, len(usdRate))
 	for cur, f := range usdRate {
-		rt, err := newRate(f)
+		rt, err := money.NewRate(f)
 		if err != nil {
 			return nil, st, fmt.Errorf("cannot use USD rate of %s: %w", cur, err)
 		}
@@ -323,7 +324,7 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 	}
 	c := &p.cols
 
-	var conv *rate
+	var conv *money.Rate
 	if cur := strings.ToUpper(cell(cells, c.currency)); cur != "" && cur != "USD" {
 		if !isCurrencyCode(cur) {
 			return rec, fmt.Sprintf("%s %q is not a currency code", p.cols.names[c.currency], cur), nil
@@ -346,7 +347,7 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 		v, err := parseMicros(amount)
 		if err == nil && conv != nil {
 			var fits bool
-			if v, fits = conv.convert(v); !fits {
+			if v, fits = conv.Convert(v); !fits {
 				err = errors.New("too large")
 			}
 		}

@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/ingest/internal/money"
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -597,14 +598,19 @@ func TestToUSDRoundsHalfUp(t *testing.T) {
 		{0, "1.08", 0},
 	}
 	for _, tt := range tests {
-		rate, _ := new(big.Rat).SetString(tt.rate)
+		f, _ := strconv.ParseFloat(tt.rate, 64)
+		rate, err := money.NewRate(f)
+		if err != nil {
+			t.Fatal(err)
+		}
 		m := &keywordMetrics{AverageCpcMicros: optInt64{tt.micros, true}}
-		if err := (&accountCurrency{code: "EUR", rate: rate}).toUSD(m); err != nil || m.AverageCpcMicros.V != tt.want {
+		if err := (&accountCurrency{code: "EUR", rate: &rate}).toUSD(m); err != nil || m.AverageCpcMicros.V != tt.want {
 			t.Errorf("%d × %s = %d (err %v), want %d", tt.micros, tt.rate, m.AverageCpcMicros.V, err, tt.want)
 		}
 	}
 	m := &keywordMetrics{AverageCpcMicros: optInt64{math.MaxInt64, true}}
-	if err := (&accountCurrency{code: "EUR", rate: big.NewRat(2, 1)}).toUSD(m); err == nil {
+	two, _ := money.NewRate(2)
+	if err := (&accountCurrency{code: "EUR", rate: &two}).toUSD(m); err == nil {
 		t.Error("an amount past int64 converted without an error")
 	}
 }

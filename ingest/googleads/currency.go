@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/big"
-	"strconv"
 	"strings"
 
+	"github.com/kwdata/kwdata/ingest/internal/money"
 	"github.com/kwdata/kwdata/ingest/internal/retry"
 )
 
@@ -20,7 +19,7 @@ const currencyQuery = "SELECT customer.currency_code FROM customer"
 // exact rate that turns its micros into USD micros.
 type accountCurrency struct {
 	code string
-	rate *big.Rat // nil: amounts are USD already
+	rate *money.Rate // nil: amounts are USD already
 }
 
 // accountCurrency asks the service once per Client for the account's
@@ -57,9 +56,13 @@ func (c *Client) accountCurrency(ctx context.Context) (*accountCurrency, error) 
 		return nil, fmt.Errorf("google ads account %s reports amounts in %s, not USD; set googleads.usd_rate to the USD value of one %s (e.g. 1.08 for EUR) to convert them",
 			c.cfg.CustomerID, code, code)
 	default:
-		// The rate as the decimal it prints as, so 1.08 means exactly
-		// 108/100 and an amount is rounded once, like the planner import.
-		cur.rate, _ = new(big.Rat).SetString(strconv.FormatFloat(c.cfg.USDRate, 'f', -1, 64))
+		// Exact, as in the planner import: 1.08 is 108/100 and an amount
+		// is rounded once.
+		rt, err := money.NewRate(c.cfg.USDRate)
+		if err != nil {
+			return nil, fmt.Errorf("cannot use googleads.usd_rate: %w", err)
+		}
+		cur.rate = &rt
 		c.log.Info("converting amounts to USD", "currency", code, "usd_rate", c.cfg.USDRate)
 	}
 	c.currency = cur
@@ -93,15 +96,11 @@ func (a *accountCurrency) toUSD(m *keywordMetrics) error {
 		if !v.Valid || v.V <= 0 {
 			continue // absent, or clamped to zero by toRecord anyway
 		}
-		n := new(big.Int).Mul(big.NewInt(v.V), a.rate.Num())
-		// floor(n/d + 1/2) = floor((2n + d) / 2d) for n ≥ 0.
-		d := a.rate.Denom()
-		n.Lsh(n, 1).Add(n, d)
-		n.Quo(n, new(big.Int).Lsh(d, 1))
-		if !n.IsInt64() {
+		usd, ok := a.rate.Convert(v.V)
+		if !ok {
 			return fmt.Errorf("amount of %d %s micros does not fit in USD micros at the configured rate", v.V, a.code)
 		}
-		v.V = n.Int64()
+		v.V = usd
 	}
 	return nil
 }
