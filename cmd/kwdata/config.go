@@ -43,15 +43,11 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 	}
 	// A manual ingest writes the same partitions as a run: it must not
 	// overlap a scheduled or manual run.
-	release, err := pipelines.Lock(cfg.Data, m.Logger)
+	release, err := m.runLock(cfg.Data, "ingest")
 	if err != nil {
-		return fmt.Errorf("cannot ingest: %w", err)
+		return err
 	}
-	defer func() {
-		if err := release(); err != nil {
-			m.Logger.Error("cannot release the run lock", "err", err)
-		}
-	}()
+	defer release()
 	update, finish := m.progress("ingest")
 	defer finish()
 	budget := newSERPBudget(cfg, countries)
