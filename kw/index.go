@@ -43,6 +43,10 @@ type IndexInfo struct {
 	DataDate  string // "YYYY-MM-DD", the lake date it was built from
 	BuiltAt   time.Time
 	Countries map[string]int // upper-case country code -> keyword count
+	// Examples maps an upper-case country code to a few of its most
+	// searched keywords, most searched first, for pages to offer; empty
+	// for a build that recorded none.
+	Examples map[string][]string
 }
 
 // Index answers lookups. The index package implements it; the server depends
