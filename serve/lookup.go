@@ -92,6 +92,9 @@ func (s *Server) lookupOne(ctx context.Context, r *http.Request, c kw.Country, q
 	if !ok {
 		return kw.Entry{}, info, fmt.Errorf("cannot look up %q: %w", q, kw.ErrNoIndex)
 	}
+	if err := countryIndexed(info, c); err != nil {
+		return kw.Entry{}, info, err
+	}
 	t, err := s.access.Admit(ctx, r, s.clientAddr(r), 1)
 	if err != nil {
 		return kw.Entry{}, info, fmt.Errorf("cannot admit lookup: %w", err)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,9 +49,46 @@ type pageData struct {
 	Updated     string // data date of the index; empty while none is loaded
 	JSONURL     string
 	Form        formData
-	Countries   []kw.Country
-	K           *keywordView
-	Err         *errorView
+	// Countries are those the served index holds keywords of (every
+	// supported one while none is loaded); OtherCountries the rest.
+	Countries      []kw.Country
+	OtherCountries []kw.Country
+	// Examples are keyword pages of the served index to try: they answer
+	// with a real page, never a 404.
+	Examples []exampleLink
+	K        *keywordView
+	Err      *errorView
+}
+
+// exampleLink is one keyword to try on the home page.
+type exampleLink struct {
+	Keyword, Country, URL, APIURL string
+}
+
+// maxHomeExamples bounds the example links of the home page.
+const maxHomeExamples = 4
+
+// homeExamples picks the example links from what the served index
+// recorded at build time: the most searched keyword of each country, then
+// the next ones, so a demo of three countries shows all three.
+func homeExamples(info kw.IndexInfo, countries []kw.Country) []exampleLink {
+	var out []exampleLink
+	for rank := 0; len(out) < maxHomeExamples; rank++ {
+		added := false
+		for _, c := range countries {
+			ex := info.Examples[c.Code]
+			if rank >= len(ex) || len(out) == maxHomeExamples {
+				continue
+			}
+			out = append(out, exampleLink{Keyword: ex[rank], Country: c.Code, URL: keywordURL(ex[rank], c.Code),
+				APIURL: "/v1/keyword?q=" + url.QueryEscape(ex[rank]) + "&country=" + strings.ToLower(c.Code)})
+			added = true
+		}
+		if !added {
+			break
+		}
+	}
+	return out
 }
 
 // formData fills the search form.
@@ -109,6 +147,13 @@ func quotaHint(qe *QuotaError) string {
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 	d := s.newPage(r, "kwdata: keyword search data", formData{Country: strings.ToUpper(DefaultCountry)})
 	d.Description = "Monthly search volume, CPC, competition, trends and related keywords for people, programs and AI agents."
+	if info, ok := s.index.Info(); ok {
+		d.Examples = homeExamples(info, d.Countries)
+		// The form starts on a country with data.
+		if len(d.OtherCountries) > 0 && len(d.Countries) > 0 && !slices.ContainsFunc(d.Countries, func(c kw.Country) bool { return c.Code == d.Form.Country }) {
+			d.Form.Country = d.Countries[0].Code
+		}
+	}
 	return s.renderPage(w, r, http.StatusOK, "home", d)
 }
 
@@ -156,6 +201,14 @@ func (s *Server) newPage(r *http.Request, title string, form formData) *pageData
 	d := &pageData{Title: title, Base: s.baseURL(r), Form: form, Countries: kw.Countries()}
 	if info, ok := s.index.Info(); ok {
 		d.Updated = info.DataDate
+		all := countriesWithDataFirst(info)
+		n := 0
+		for n < len(all) && info.Countries[all[n].Code] > 0 {
+			n++
+		}
+		if n > 0 {
+			d.Countries, d.OtherCountries = all[:n], all[n:]
+		}
 	}
 	return d
 }
@@ -232,6 +285,9 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 	case CodeUnsupportedCountry:
 		ev.Heading = "That country is not supported"
 		ev.Detail = "Pick one of the supported countries from the list."
+	case CodeCountryNotIndexed:
+		ev.Heading = "No data for " + countryName(form.Country) + " yet"
+		ev.Detail = "This country is supported, but the index holds no keywords of it. Pick a country from the list; those with data come first. This view did not count as a lookup."
 	case CodeInvalidKey:
 		ev.Heading = "That API key is not valid"
 		ev.Detail = "The key sent with this request is unknown or revoked. Remove it to browse anonymously."
