@@ -69,7 +69,7 @@ func (opt Options) withDefaults() (Options, error) {
 	}
 	c, ok := kw.LookupCountry(opt.Country)
 	if !ok {
-		return opt, fmt.Errorf("country %q is not supported; see kw.Countries for the list", opt.Country)
+		return opt, fmt.Errorf("country %q is not supported; write an ISO 3166-1 alpha-2 code such as us, gb or de (GET /v1/countries lists them all)", opt.Country)
 	}
 	opt.Country = strings.ToLower(c.Code)
 	if len(opt.PlannerCSV) == 0 && len(opt.SERPJSONL) == 0 {
