@@ -22,6 +22,12 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}); err != nil {
 		return err
 	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if err := existingData(*data); err != nil {
+		return err
+	}
 	release, err := m.runLock(*data, "build the index")
 	if err != nil {
 		return err

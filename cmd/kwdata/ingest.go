@@ -14,7 +14,7 @@ func init() {
 }
 
 func (m *Main) runIngest(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--config FILE]")
+	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--usd-rate EUR=1.08]... | --config FILE [--date YYYY-MM-DD] [--country CC] [--data DIR]")
 	data := fs.String("data", "", "data folder that holds the lake (required without --config; with --config, replaces the config's data:)")
 	date := fs.String("date", "", "data date, YYYY-MM-DD (required)")
 	country := fs.String("country", "", "country code, e.g. us (required with files; with --config, default every configured country)")
@@ -43,9 +43,20 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 			return usageError{fmt.Errorf("%s cannot be used with --config, which names its own files; list them under files.<cc> in the config (planner_csv, serp_jsonl, usd_rate), or leave out --config",
 				strings.Join(given, " and "))}
 		}
+		if *date != "" {
+			if err := checkDate(*date); err != nil {
+				return err
+			}
+		}
 		return m.ingestFromConfig(ctx, *config, *data, *date, *country)
 	}
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}, [2]string{"country", *country}); err != nil {
+		return err
+	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if err := checkCountry(*country); err != nil {
 		return err
 	}
 	if len(planner) == 0 && len(serps) == 0 {
@@ -55,13 +66,31 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	update, finish := m.progress("ingest " + *country)
-	defer finish()
-	rep, err := ingest.Run(ctx, ingest.Options{
-		Data: *data, Date: *date, Country: *country, PlannerCSV: planner, SERPJSONL: serps,
-		USDRate: usd, Logger: m.Logger,
-		Progress: func(_ string, done, total int64) { update(done, total) },
+	// ingest may create the data folder; a failed one removes it again.
+	undo := newFolderGuard(*data)
+	err = m.ingestFiles(ctx, ingest.Options{
+		Data: *data, Date: *date, Country: *country, PlannerCSV: planner, SERPJSONL: serps, USDRate: usd,
 	})
+	if err != nil {
+		undo()
+	}
+	return err
+}
+
+// ingestFiles runs a manual ingest of export files under the run lock: it
+// replaces the partitions of a date, so it must never overlap a scheduled
+// or manual run, which would publish a mix of both.
+func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
+	release, err := m.runLock(opt.Data, "ingest")
+	if err != nil {
+		return err
+	}
+	defer release()
+	update, finish := m.progress("ingest " + opt.Country)
+	defer finish()
+	opt.Logger = m.Logger
+	opt.Progress = func(_ string, done, total int64) { update(done, total) }
+	rep, err := ingest.Run(ctx, opt)
 	finish()
 	for _, b := range rep.Bad {
 		fmt.Fprintf(m.Stderr, "bad row: %s\n", b)
@@ -70,7 +99,7 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stderr, "... and %d more bad rows\n", rep.BadCount-len(rep.Bad))
 	}
 	if err != nil {
-		return fmt.Errorf("cannot ingest %s: %w", *country, err)
+		return fmt.Errorf("cannot ingest %s: %w", strings.ToUpper(opt.Country), err)
 	}
 	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates), %d SERPs with %d results, %d bad rows\n",
 		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, rep.SERPs, rep.SERPRows, rep.BadCount)

@@ -25,6 +25,11 @@ func (m *Main) runRun(ctx context.Context, args []string) error {
 	if err := require([2]string{"config", *config}); err != nil {
 		return err
 	}
+	if *date != "" {
+		if err := checkDate(*date); err != nil {
+			return err
+		}
+	}
 	cfg, err := pipelines.LoadConfig(*config, m.Getenv)
 	if err != nil {
 		return err
@@ -35,6 +40,9 @@ func (m *Main) runRun(ctx context.Context, args []string) error {
 	opt := m.pipelineOptions(cfg)
 	opt.Force = *force
 	rec, err := pipelines.RunOnce(ctx, opt, *date)
+	if rec.RunID == "" {
+		return err // refused before it started: there is no run to show
+	}
 	if werr := pipelines.WriteTable(m.Stdout, []pipelines.RunRecord{rec}); werr != nil && err == nil {
 		err = werr
 	}
@@ -80,6 +88,9 @@ func (m *Main) runRuns(ctx context.Context, args []string) error {
 		*data = cfg.Data
 	}
 	if err := require([2]string{"data", *data}); err != nil {
+		return err
+	}
+	if err := existingData(*data); err != nil {
 		return err
 	}
 	runs, err := pipelines.ReadHistory(*data, *last)
