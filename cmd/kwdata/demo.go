@@ -108,8 +108,8 @@ func demoKeyword(data, country, date string) (string, error) {
 	best, bestVol := "", int64(-1)
 	err = lake.Scan(context.Background(), data, kw.DatasetKeywords, country, date, func(b []kw.KeywordRecord) error {
 		for _, r := range b {
-			if full[r.Keyword] && r.Volume > bestVol {
-				best, bestVol = r.Keyword, r.Volume
+			if full[r.Keyword] && r.VolumeOrZero() > bestVol {
+				best, bestVol = r.Keyword, r.VolumeOrZero()
 			}
 		}
 		return nil

@@ -72,8 +72,12 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot ingest %s: %w", *country, err)
 	}
-	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates), %d SERPs with %d results, %d bad rows\n",
-		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, rep.SERPs, rep.SERPRows, rep.BadCount)
+	summaries := ""
+	if rep.Summaries > 0 {
+		summaries = fmt.Sprintf(", %d summary rows skipped", rep.Summaries)
+	}
+	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates%s), %d SERPs with %d results, %d bad rows\n",
+		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, summaries, rep.SERPs, rep.SERPRows, rep.BadCount)
 	return nil
 }
 
