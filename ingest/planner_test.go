@@ -320,6 +320,46 @@ func TestParsePlanner(t *testing.T) {
 			},
 		},
 		{
+			name: "2020 export: N/A volume beside min and max search volume; Unknown competition",
+			enc:  "utf16le",
+			text: tsv(preamble1, []string{"Keyword", "Currency", "Avg. monthly searches", "Min search volume", "Max search volume",
+				"Competition", "Competition (indexed value)", "Top of page bid (low range)", "Top of page bid (high range)", "Searches: Jan 2020", "Searches: Feb 2020"},
+				[]string{"a", "USD", "N/A", "10,000", "100,000", "Unknown", "", "", "", "", ""},
+				[]string{"b", "USD", "1,300", "1,000", "10,000", "Low", "20", "0.5", "1.5", "900", ""},
+				[]string{"c", "USD", "N/A", "1,500", "", "unknown", "N/A", "N/A", "", "", ""}),
+			want: []kw.KeywordRecord{
+				// Jan 2020 has a value in some row, so a blank one is a null
+				// month; Feb 2020 has none in any row and is left out.
+				rec("a", 10000, volRange("10K – 100K"), months("2020-01", nil)),
+				rec("b", 1300, comp("LOW", 0.2), bids(500000, 1500000, 1000000), months("2020-01", 900)),
+				rec("c", 1500, months("2020-01", nil)),
+			},
+		},
+		{
+			name: "segmented export: a summary row without a keyword, float notation",
+			enc:  "utf16le",
+			text: tsv(preamble1, preamble2, []string{"Keyword", "Currency", "Segmentation", "Avg. monthly searches", "Competition", "Competition (indexed value)"},
+				[]string{"", "", "All", "1.74483905E9", "", ""},
+				[]string{"aa", "USD", "", "5000000.0", "Low", "9"},
+				[]string{"airgun", "USD", "", "", "", ""},
+				[]string{"big", "USD", "", "1.5E3", "High", "100"}),
+			want: []kw.KeywordRecord{rec("aa", 5000000, comp("LOW", 0.09)), rec("airgun", -1), rec("big", 1500, comp("HIGH", 1))},
+		},
+		{
+			name: "legacy AdWords export: Ad group first, decimal competition, suggested bid",
+			enc:  "utf16le",
+			text: tsv([]string{"Ad group", "Keyword", "Currency", "Avg. Monthly Searches (exact match only)", "Competition", "Suggested bid", "Impr. share"},
+				[]string{"Seed Keywords", "sepatu olahraga", "USD", "2900", "0.66", "0.18", "0.000"},
+				[]string{"Keyword Ideas", "sepatu lari", "USD", "480", "0.785", "", "0.000"},
+				[]string{"Keyword Ideas", "sepatu", "USD", "50", "1.5", "0.1", "0.000"}),
+			want: []kw.KeywordRecord{
+				rec("sepatu olahraga", 2900, comp("", 0.66), func(r *kw.KeywordRecord) { r.CPCMicros = i64(180000) }),
+				rec("sepatu lari", 480, comp("", 0.79)),
+			},
+			bad:     []badWant{{4, `Competition "1.5" is not Low, Medium, High or a number from 0 to 1`}},
+			missing: []string{"Searches: Mon YYYY"},
+		},
+		{
 			name: "month headers with or without a space after the colon",
 			enc:  "utf8",
 			text: tsv([]string{"Keyword", "Avg. monthly searches", "Searches:Jan 2026", "Searches: Dec 2025", "searches:  Feb 2026"},

@@ -113,7 +113,7 @@ func TestIngestConfigMatchesFileImport(t *testing.T) {
 		if r.CompetitionLevel == "" {
 			noComp++
 		}
-		if len(r.Monthly) < len(c.months) {
+		if len(r.Monthly) < len(c.months) || slices.ContainsFunc(r.Monthly, func(m kw.MonthlySearches) bool { return m.Searches == nil }) {
 			blankMonths++
 		}
 		if r.VolumeRange != "" {
@@ -620,7 +620,7 @@ func TestIngestConfigReportsBadRows(t *testing.T) {
 	dir := t.TempDir()
 	planner := writeTestFile(t, dir, "exports/us.csv", "Keyword\tAvg. monthly searches\n"+
 		"running shoes\t1000\n"+
-		"one two three four five six seven eight nine ten eleven\t10\n"+
+		strings.Repeat("x", 81)+"\t10\n"+ // longer than a keyword may be
 		"trail shoes\t500\n")
 	cfg := writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us]\nfiles:\n  us:\n    planner_csv: [exports/us.csv]\n")
 	m, out, _ := testMain(t)
