@@ -410,7 +410,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			Intent:           intent,
 			Trend:            trend,
 		}
-		examples.offer(rec.Keyword, rec.Volume, len(rel) > len(noRelated))
+		examples.offer(rec.Keyword, rec.VolumeOrZero(), len(rel) > len(noRelated))
 		val = encodeEntryWithRelated(val[:0], &e, rel)
 		var ok bool
 		if key, ok = appendKey(key[:0], cc, rec.Keyword); !ok {

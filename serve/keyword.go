@@ -40,8 +40,8 @@ func parseKeywordQuery(rawQuery string) (string, kw.Country, error) {
 	if err != nil {
 		he := classify(err) // the kw.ErrKeyword* kinds are all 400s
 		if errors.Is(err, kw.ErrKeywordTooLong) {
-			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters and %d words.",
-				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars, kw.MaxKeywordWords)
+			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters.",
+				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars)
 		}
 		return "", kw.Country{}, he
 	}

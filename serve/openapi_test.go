@@ -48,6 +48,7 @@ func keywordsBody(n int) string {
 
 var exampleCases = []exampleCase{
 	{loc: "GET /v1/keyword 200 running_shoes", method: "GET", target: "/v1/keyword?q=running+shoes&country=us"},
+	{loc: "GET /v1/keyword 200 no_values", method: "GET", target: "/v1/keyword?q=airgun&country=us"},
 	{loc: "GET /v1/keyword 400 missing_q", method: "GET", target: "/v1/keyword"},
 	{loc: "GET /v1/keyword 400 unsupported_country", method: "GET", target: "/v1/keyword?q=running+shoes&country=xx"},
 	{loc: "GET /v1/keyword 404 keyword_not_found", method: "GET", target: "/v1/keyword?q=running+sandals&country=us"},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -92,18 +93,34 @@ func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
 	opt.Progress = func(_ string, done, total int64) { update(done, total) }
 	rep, err := ingest.Run(ctx, opt)
 	finish()
-	for _, b := range rep.Bad {
-		fmt.Fprintf(m.Stderr, "bad row: %s\n", b)
-	}
-	if rep.BadCount > len(rep.Bad) {
-		fmt.Fprintf(m.Stderr, "... and %d more bad rows\n", rep.BadCount-len(rep.Bad))
-	}
+	printBadRows(m.Stderr, rep)
 	if err != nil {
 		return fmt.Errorf("cannot ingest %s: %w", strings.ToUpper(opt.Country), err)
 	}
-	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates), %d SERPs with %d results, %d bad rows\n",
-		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, rep.SERPs, rep.SERPRows, rep.BadCount)
+	summaries := ""
+	if rep.Summaries > 0 {
+		summaries = fmt.Sprintf(", %d summary rows skipped", rep.Summaries)
+	}
+	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates%s), %d SERPs with %d results, %d bad rows\n",
+		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, summaries, rep.SERPs, rep.SERPRows, rep.BadCount)
 	return nil
+}
+
+// maxBadLines is the number of bad rows ingest prints. A file of another
+// country is bad on every line, and the reason printed after them says so
+// in one line; the rows beyond these are counted.
+const maxBadLines = 10
+
+// printBadRows prints the first maxBadLines bad rows of rep, one a line
+// with file and line number, and a count of the rest.
+func printBadRows(w io.Writer, rep ingest.Report) {
+	n := min(len(rep.Bad), maxBadLines)
+	for _, b := range rep.Bad[:n] {
+		fmt.Fprintf(w, "bad row: %s\n", b)
+	}
+	if rep.BadCount > n {
+		fmt.Fprintf(w, "... and %d more bad rows\n", rep.BadCount-n)
+	}
 }
 
 // parseRates reads --usd-rate CUR=RATE values.
