@@ -138,6 +138,16 @@ func headerRow(line string) ([]string, byte, bool) {
 // is quoted: "" inside it is one quote, and it ends at the next lone quote
 // (text between that and the separator is kept). Cells never span lines;
 // an unterminated quote runs to the end of the line.
+//
+// encoding/csv (Comma '\t', LazyQuotes, FieldsPerRecord -1) is not used,
+// for three reasons: with it an unterminated quote in one keyword cell
+// swallows every following line into that cell, so one bad row would lose
+// the rest of the export (TestUnterminatedQuoteStaysOnItsLine); it reads a
+// record of any length, where the line reader bounds a line before it is
+// refused; and the separator is known only once the header row is found,
+// after the preamble has been read. It is also about 3× slower on the
+// sample export (BenchmarkSplitCells: 5.5 ms against 17.1 ms for 20,000
+// rows, medians of 5).
 func splitCells(s string, sep byte, out []string) []string {
 	out = out[:0]
 	for {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -496,4 +497,25 @@ func f64(v float64) *float64 { return &v }
 func showRecords(recs []kw.KeywordRecord) string {
 	b, _ := json.Marshal(recs)
 	return string(b)
+}
+
+// TestUnterminatedQuoteStaysOnItsLine: a keyword cell that opens a quote
+// and never closes it costs that row only, not the rows after it (which a
+// CSV reader would join into one cell up to the next quote).
+func TestUnterminatedQuoteStaysOnItsLine(t *testing.T) {
+	text := tsv([]string{"Keyword", "Currency", "Avg. monthly searches"},
+		[]string{`"broken shoes`, "USD", "10"},
+		[]string{"running shoes", "USD", "20"},
+		[]string{"trail shoes", "USD", "30"})
+	got, st, err := ParsePlanner(strings.NewReader(text), "q.csv", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Keyword)
+	}
+	if st.Records+st.Bad != 3 || !slices.Contains(names, "running shoes") || !slices.Contains(names, "trail shoes") {
+		t.Errorf("records %q, stats %+v; want the two rows after the broken one kept", names, st)
+	}
 }
