@@ -16,10 +16,6 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-func init() {
-	register("version", "print the module version and the VCS revision kwdata was built from", (*Main).runVersion)
-}
-
 // existingData refuses a data folder that does not exist. Only the commands
 // that fill a data folder (sample, ingest, demo) may create one; for every
 // other command a missing folder is a typo, and going on would print an

@@ -15,10 +15,6 @@ import (
 	"github.com/kwdata/kwdata/similarity"
 )
 
-func init() {
-	register("demo", "run sample, ingest, similarity and build-index on the sample, then serve it", (*Main).runDemo)
-}
-
 // demoOptions is what a demo runs; tests shrink it.
 type demoOptions struct {
 	data      string

@@ -10,10 +10,6 @@ import (
 	"github.com/kwdata/kwdata/ingest"
 )
 
-func init() {
-	register("ingest", "import planner exports and SERP files (or the configured APIs) into the lake", (*Main).runIngest)
-}
-
 func (m *Main) runIngest(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--usd-rate EUR=1.08]... | --config FILE [--date YYYY-MM-DD] [--country CC] [--data DIR]")
 	data := fs.String("data", "", "data folder that holds the lake (required without --config; with --config, replaces the config's data:)")

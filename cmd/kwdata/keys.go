@@ -11,10 +11,6 @@ import (
 	"github.com/kwdata/kwdata/serve/access"
 )
 
-func init() {
-	register("keys", "create, list, revoke and re-tier API keys (create|list|revoke|set-tier)", (*Main).runKeys)
-}
-
 func (m *Main) runKeys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		m.keysHelp(m.Stderr)

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -120,11 +119,33 @@ type command struct {
 	run     func(m *Main, ctx context.Context, args []string) error
 }
 
-var commands = map[string]command{}
-
-func register(name, summary string, run func(m *Main, ctx context.Context, args []string) error) {
-	commands[name] = command{summary, run}
+// commandTable is the whole command line, in the order a night runs and
+// usage lists it.
+var commandTable = []struct {
+	name string
+	command
+}{
+	{"sample", command{"write a deterministic sample planner export and SERP file per country", (*Main).runSample}},
+	{"ingest", command{"import planner exports and SERP files (or the configured APIs) into the lake", (*Main).runIngest}},
+	{"similarity", command{"compute related keywords and intent leaders for one date", (*Main).runSimilarity}},
+	{"build-index", command{"compile one date of the lake into a new index and publish it", (*Main).runBuildIndex}},
+	{"serve", command{"answer the HTTP API and pages from the published index", (*Main).runServe}},
+	{"keys", command{"create, list, revoke and re-tier API keys (create|list|revoke|set-tier)", (*Main).runKeys}},
+	{"run", command{"run the whole pipeline once now for one date", (*Main).runRun}},
+	{"schedule", command{"run the whole pipeline on the configured cron schedule", (*Main).runSchedule}},
+	{"runs", command{"show the history of pipeline runs", (*Main).runRuns}},
+	{"demo", command{"run sample, ingest, similarity and build-index on the sample, then serve it", (*Main).runDemo}},
+	{"version", command{"print the module version and the VCS revision kwdata was built from", (*Main).runVersion}},
 }
+
+// commands finds a command by name.
+var commands = func() map[string]command {
+	m := make(map[string]command, len(commandTable))
+	for _, c := range commandTable {
+		m[c.name] = c.command
+	}
+	return m
+}()
 
 // Run runs the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
@@ -167,13 +188,8 @@ func (m *Main) usage(w io.Writer) {
 	fmt.Fprintln(w, "kwdata: keyword search volume, CPC, competition and related keywords.")
 	fmt.Fprintln(w, "\nUsage: kwdata [--log-level debug|info|warn|error] <command> [flags]   (kwdata <command> -h for its flags)")
 	fmt.Fprintln(w, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	for _, c := range commandTable {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 }
 

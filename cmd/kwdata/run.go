@@ -8,12 +8,6 @@ import (
 	"github.com/kwdata/kwdata/similarity"
 )
 
-func init() {
-	register("run", "run the whole pipeline once now for one date", (*Main).runRun)
-	register("schedule", "run the whole pipeline on the configured cron schedule", (*Main).runSchedule)
-	register("runs", "show the history of pipeline runs", (*Main).runRuns)
-}
-
 func (m *Main) runRun(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("run", "--config FILE [--date YYYY-MM-DD] [--force]")
 	config := fs.String("config", "", "YAML configuration (required)")

@@ -20,10 +20,6 @@ import (
 	"github.com/kwdata/kwdata/serve/access"
 )
 
-func init() {
-	register("serve", "answer the HTTP API and pages from the published index", (*Main).runServe)
-}
-
 // serveConfig is what serve and demo share.
 type serveConfig struct {
 	data, addr string

@@ -7,10 +7,6 @@ import (
 	"github.com/kwdata/kwdata/similarity"
 )
 
-func init() {
-	register("similarity", "compute related keywords and intent leaders for one date", (*Main).runSimilarity)
-}
-
 func (m *Main) runSimilarity(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("similarity", "--data DIR --date YYYY-MM-DD [--country CC] [--max-age-days 30] [--min-overlap 8] [--max-ratio 2]")
 	data := fs.String("data", "", "data folder (required)")
