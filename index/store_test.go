@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,12 +313,16 @@ func TestStoreRefusesBadPointer(t *testing.T) {
 
 // TestStoreSwap publishes builds while readers look up keywords: no lookup
 // may fail, the readers must see the new data, and every replaced build's
-// database must be closed once, after its readers are done.
+// database must be closed once, after its readers are done. A build is
+// replaced only once a reader has answered from it, so the test does not
+// depend on how the scheduler interleaves the readers with the swaps
+// (with -cpu 1 they may not run at all before the first swap).
 func TestStoreSwap(t *testing.T) {
 	const (
 		builds   = 5
 		readers  = 8
 		keywords = 200
+		patience = time.Minute // bounds every wait; never reached unless broken
 	)
 	data := t.TempDir()
 	// Builds are made first; the swaps publish them while readers run.
@@ -331,18 +336,24 @@ func TestStoreSwap(t *testing.T) {
 	s := openStore(t, data)
 	var mu sync.Mutex
 	closed := map[string]int{}
+	closes := make(chan string, 2*(builds+1))
 	s.onClose = func(id string) {
 		mu.Lock()
 		closed[id]++
 		mu.Unlock()
+		closes <- id
 	}
 
 	var (
 		stop     atomic.Bool
 		failures atomic.Int64
-		seen     [builds + 1]atomic.Int64 // lookups answered per build
+		seen     [builds + 1]atomic.Int64  // lookups answered per build
+		first    [builds + 1]chan struct{} // closed by the first answer from a build
 		wg       sync.WaitGroup
 	)
+	for b := range first {
+		first[b] = make(chan struct{})
+	}
 	for r := 0; r < readers; r++ {
 		wg.Add(1)
 		go func() {
@@ -357,42 +368,49 @@ func TestStoreSwap(t *testing.T) {
 					}
 					continue
 				}
-				seen[e.Volume-100].Add(1)
+				if seen[e.Volume-100].Add(1) == 1 {
+					close(first[e.Volume-100])
+				}
+				// On one core, eight busy readers would leave the
+				// swapping goroutine a ninth of the time slices.
+				runtime.Gosched()
 			}
 		}()
 	}
+	waitSeen := func(b int) {
+		t.Helper()
+		select {
+		case <-first[b]:
+		case <-time.After(patience):
+			stop.Store(true)
+			wg.Wait()
+			t.Fatalf("no reader answered from build %d within %v (%d failures)", b, patience, failures.Load())
+		}
+	}
 	for b := 1; b <= builds; b++ {
+		waitSeen(b - 1)
 		publish(t, data, ids[b])
 		if err := s.Reload(); err != nil {
 			t.Fatal(err)
 		}
-		// Let the readers see this build before the next one.
-		for i := 0; i < 10_000 && seen[b].Load() == 0; i++ {
-			time.Sleep(time.Millisecond)
-		}
 	}
+	waitSeen(builds)
 	stop.Store(true)
 	wg.Wait()
 	if failures.Load() > 0 {
 		t.Fatalf("%d lookups failed during swaps", failures.Load())
 	}
-	for b := range seen {
-		if seen[b].Load() == 0 {
-			t.Errorf("no reader saw build %d", b)
-		}
-	}
 	if info, _ := s.Info(); info.Version != ids[builds] {
 		t.Errorf("serving %s, want the last build %s", info.Version, ids[builds])
 	}
 	// Replaced builds close asynchronously once their last reader is done;
-	// the readers are done, so the closes are due (bounded wait).
-	closedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(closed)
-	}
-	for i := 0; i < 5000 && closedCount() < builds; i++ {
-		time.Sleep(time.Millisecond)
+	// the readers are done, so the closes are due.
+	for range builds {
+		select {
+		case <-closes:
+		case <-time.After(patience):
+			t.Fatalf("replaced builds not closed within %v: %v", patience, closed)
+		}
 	}
 	mu.Lock()
 	for _, id := range ids[:builds] {
