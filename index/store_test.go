@@ -141,7 +141,7 @@ var damages = []struct {
 		if err := os.WriteFile(sst, make([]byte, st.Size()), 0o644); err != nil {
 			tb.Fatal(err)
 		}
-	}, "cannot read probe"},
+	}, "is damaged: pebble/table: invalid table"},
 	{"missing table", func(tb testing.TB, dir string) {
 		if err := os.Remove(onlySST(tb, dir)); err != nil {
 			tb.Fatal(err)
