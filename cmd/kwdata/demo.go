@@ -75,7 +75,7 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) error {
 		return err
 	}
 	fmt.Fprintln(m.Stderr, "4/4 building the index")
-	if _, err := m.buildIndex(ctx, opt.data, date); err != nil {
+	if _, err := m.buildIndex(ctx, opt.data, date, publishGuards{}); err != nil {
 		return err
 	}
 	try, err := demoKeyword(opt.data, opt.countries[0], date)
