@@ -72,7 +72,14 @@ func checkTables(ctx context.Context, fs vfs.FS, tables []tableFile, ro sstable.
 // and read three quarters of its time in snappy, the blocks stay
 // compressed, and one sequential read replaces a read a block. buf is
 // reused across tables.
-func checkTable(ctx context.Context, fs vfs.FS, t tableFile, ro sstable.ReaderOptions, buf []byte) ([]byte, error) {
+func checkTable(ctx context.Context, fs vfs.FS, t tableFile, ro sstable.ReaderOptions, buf []byte) (_ []byte, err error) {
+	// The table may be anything a damaged disk left; a panic of Pebble's
+	// reader on it refuses the table instead of ending the server.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot read the table: %v", p)
+		}
+	}()
 	st, err := fs.Stat(t.path)
 	if err != nil {
 		return buf, err
