@@ -376,3 +376,39 @@ func TestStoreRemembersFailedKeys(t *testing.T) {
 		t.Errorf("a keyword outside the damage: %+v, %v", e, err)
 	}
 }
+
+// TestStoreUndecodableValueIsNoDamage: a value whose block reads cleanly
+// but does not decode is a fault of the build's contents, not of the
+// disk: the lookup fails without kw.ErrIndexDamaged and the build is not
+// marked damaged (reading it again would not mend it).
+func TestStoreUndecodableValueIsNoDamage(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-20", "us", 10, 1)
+	id := buildIndex(t, data, "2026-11-20").BuildID
+	opts := dbOptions(vfs.Default, pebbleLogger{log: testLogger(t), fatal: panicFatal})
+	db, err := pebble.Open(filepath.Join(data, "index", id, dbDirName), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := appendKey(nil, "US", "kw bad value")
+	if err := db.Set(key, []byte{0xff, 0xff, 0xff}, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, data)
+	_, err = s.Lookup(context.Background(), "US", "kw bad value")
+	if err == nil || errors.Is(err, kw.ErrIndexDamaged) {
+		t.Fatalf("Lookup of an undecodable value: %v, want an error that is not ErrIndexDamaged", err)
+	}
+	if info, ok := s.Info(); !ok || info.Version != id || info.Damaged != "" {
+		t.Errorf("Info = %+v, %v; want build %s served, not damaged", info, ok, id)
+	}
+	if e, err := s.Lookup(context.Background(), "US", "kw 000003"); err != nil || e.Volume != 1 {
+		t.Errorf("Lookup of a good value: %+v, %v", e, err)
+	}
+}

@@ -147,7 +147,9 @@ func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
 		var v []byte
 		if v, err = it.ValueAndErr(); err == nil {
 			// DecodeEntry copies what it keeps, so the iterator may move on.
-			e, err = DecodeEntry(v)
+			if e, err = DecodeEntry(v); err != nil {
+				err = undecodable{err}
+			}
 		}
 	} else {
 		err = it.Error()
@@ -190,6 +192,13 @@ func (h *handle) rememberFailure(key []byte, err error) {
 		h.failed[string(key)] = err
 	}
 }
+
+// undecodable marks a value that was read (its block's checksum held) but
+// does not decode: a fault of the build's contents, not of the disk, which
+// reading the build again would not mend.
+type undecodable struct{ error }
+
+func (u undecodable) Unwrap() error { return u.error }
 
 // close closes the idle iterators, then the database.
 func (h *handle) close() error {
@@ -503,6 +512,9 @@ func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 		}
 	}
 	e, found, err := h.get(key)
+	if _, ok := err.(undecodable); ok {
+		return kw.Entry{}, fmt.Errorf("cannot decode %s %q in index build %s: %w", country, keyword, h.id, err)
+	}
 	if err != nil {
 		// The build is immutable and was verified whole: a read that fails
 		// now means a file changed or cannot be read under the server.
