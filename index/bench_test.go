@@ -2,12 +2,16 @@ package index
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/kw/lake"
@@ -185,4 +189,69 @@ func BenchmarkBuild(b *testing.B) {
 		publish(b, data, benchLake.m.BuildID)
 		b.StartTimer()
 	}
+}
+
+var verifyData = flag.String("verify-data", "", "data folder whose published build BenchmarkVerify checks, instead of the synthetic one")
+
+// BenchmarkVerify measures what a store does before it serves a build:
+// "tables" reads every block of every table and checks its checksum
+// (MB/s is table bytes), "open" the whole of it (manifest, Pebble's
+// open, the tables, the probes). Repeated runs read from the page cache;
+// a build read from disk for the first time costs at least its size over
+// the disk's read rate. -verify-data points it at a real data folder
+// (a 1M-keyword sample, say).
+func BenchmarkVerify(b *testing.B) {
+	data := *verifyData
+	if data == "" {
+		data, _ = sharedBenchIndex(b)
+	}
+	id, err := Published(data)
+	if err != nil || id == "" {
+		b.Fatalf("no build published in %s: %v", data, err)
+	}
+	b.Logf("build %s of %s", id, data)
+	ssts, err := filepath.Glob(filepath.Join(kw.IndexDir(data), id, dbDirName, "*.sst"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tables []tableFile
+	var size int64
+	for _, name := range ssts {
+		st, err := os.Stat(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tables = append(tables, tableFile{path: name, size: uint64(st.Size())})
+		size += st.Size()
+	}
+	// A store over an empty folder, pointed at the build's: openBuild
+	// without a served build holding the database's lock (and a poller
+	// that never looks).
+	s, err := OpenStore(context.Background(), b.TempDir(), StoreOptions{PollInterval: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.dir = kw.IndexDir(data)
+	b.Run("tables", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			if _, err := checkTables(context.Background(), vfs.Default, tables, s.dbo.MakeReaderOptions()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			h, err := s.openBuild(id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h.close(); err != nil {
+				b.Fatal(err)
+			}
+			s.open.Done()
+		}
+	})
 }

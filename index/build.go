@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -43,7 +44,26 @@ type BuildOptions struct {
 	// TableBytes is the size at which an SSTable is finished and the next
 	// begun. Default: 128 MiB.
 	TableBytes int64
+	// AllowMissingRelated publishes a build although a country with
+	// keywords has no related partition on the date (its keywords then
+	// have no related keywords). Default: refused with ErrMissingRelated.
+	AllowMissingRelated bool
+	// AllowShrink publishes a build although a country of the published
+	// build has no keywords in it, or fewer than half as many. Default:
+	// refused with ErrShrink.
+	AllowShrink bool
 }
+
+// ErrMissingRelated is wrapped in the error of a build refused because a
+// country with keywords has no related partition on the date: the
+// similarity stage did not run or failed, and publishing would replace
+// the related keywords of the published build with none.
+var ErrMissingRelated = errors.New("a country has keywords but no related partition")
+
+// ErrShrink is wrapped in the error of a build refused because a country
+// of the published build would lose all its keywords or more than half of
+// them: more likely a failed or partial ingest than a smaller market.
+var ErrShrink = errors.New("a country would lose keywords")
 
 func (o *BuildOptions) ensureDefaults() error {
 	if o.Data == "" {
@@ -130,6 +150,15 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 	}
 	fs := opt.FS
 	indexDir := kw.IndexDir(opt.Data)
+	counts, total, err := keywordCounts(opt.Data, opt.Date, countries)
+	if err != nil {
+		return Manifest{}, err
+	}
+	// The guards run before anything is written: a refused build costs
+	// the reading of a few Parquet footers and leaves the index as it was.
+	if err := guard(fs, indexDir, opt, counts); err != nil {
+		return Manifest{}, fmt.Errorf("cannot publish the index of %s: %w", opt.Date, err)
+	}
 	if err := fs.MkdirAll(indexDir, 0o755); err != nil {
 		return Manifest{}, fmt.Errorf("cannot create index folder %s: %w", indexDir, err)
 	}
@@ -142,6 +171,7 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 	b := &builder{
 		opt:     opt,
 		log:     log,
+		total:   total,
 		staging: fs.PathJoin(indexDir, buildingPrefix+id),
 		final:   fs.PathJoin(indexDir, id),
 		m: Manifest{
@@ -164,6 +194,99 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 	}
 	log.Info("published index", "keys", b.m.Keys, "bytes", b.m.Bytes, "tables", b.tables, "took", time.Since(start).Round(time.Millisecond))
 	return b.m, nil
+}
+
+// keywordCounts counts the keywords of each country (upper-case code) from
+// the footers of its keywords partition.
+func keywordCounts(data, date string, countries []string) (map[string]int, int, error) {
+	counts := make(map[string]int, len(countries))
+	total := 0
+	for _, cc := range countries {
+		n, err := lake.Rows(data, kw.DatasetKeywords, cc, date)
+		if err != nil {
+			return nil, 0, fmt.Errorf("cannot count the keywords of %s: %w", cc, err)
+		}
+		counts[strings.ToUpper(cc)] = int(n)
+		total += int(n)
+	}
+	return counts, total, nil
+}
+
+// guard refuses a build that would publish less than it should: a country
+// with keywords but no related partition (unless AllowMissingRelated),
+// and a country of the published build left with no keywords or fewer
+// than half of them (unless AllowShrink). counts are the new build's
+// keywords by upper-case country code. Each refusal names the country
+// and both counts, and says how to publish anyway.
+func guard(fs vfs.FS, indexDir string, opt BuildOptions, counts map[string]int) error {
+	var errs []error
+	if !opt.AllowMissingRelated {
+		related, err := lake.Countries(opt.Data, kw.DatasetRelated, opt.Date)
+		if err != nil {
+			return fmt.Errorf("cannot list related partitions of %s: %w", opt.Date, err)
+		}
+		var missing []string
+		for _, cc := range slices.Sorted(maps.Keys(counts)) {
+			if counts[cc] > 0 && !slices.Contains(related, strings.ToLower(cc)) {
+				missing = append(missing, fmt.Sprintf("%s has %d keywords but no related partition", cc, counts[cc]))
+			}
+		}
+		if len(missing) > 0 {
+			errs = append(errs, guardError{ErrMissingRelated, fmt.Sprintf("%s on %s; run similarity for that date first, or pass --allow-missing-related to publish without related keywords",
+				strings.Join(missing, ", "), opt.Date)})
+		}
+	}
+	if !opt.AllowShrink {
+		pub, m, err := publishedManifest(fs, indexDir)
+		switch {
+		case err != nil:
+			// A published build that cannot be read is no measure; the new
+			// one replaces it.
+			opt.Logger.Warn("cannot read the published build; not comparing keyword counts with it", "build", pub, "err", err)
+		case pub != "":
+			var shrunk []string
+			for _, cc := range slices.Sorted(maps.Keys(m.Countries)) {
+				was, now := m.Countries[cc], counts[cc]
+				switch {
+				case was > 0 && now == 0:
+					shrunk = append(shrunk, fmt.Sprintf("%s would have no keywords, the published build has %d", cc, was))
+				case 2*now < was:
+					shrunk = append(shrunk, fmt.Sprintf("%s would have %d keywords, fewer than half of the %d in the published build", cc, now, was))
+				}
+			}
+			if len(shrunk) > 0 {
+				errs = append(errs, guardError{ErrShrink, fmt.Sprintf("%s (build %s of %s); check the lake of %s, or pass --allow-shrink to publish it anyway",
+					strings.Join(shrunk, ", "), pub, m.DataDate, opt.Date)})
+			}
+		}
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("%w; %w", errs[0], errs[1]) // one line, as every command's reason is
+}
+
+// guardError is a refusal of guard: its message says what and why, and
+// it wraps ErrMissingRelated or ErrShrink for callers that test the kind.
+type guardError struct {
+	kind error
+	msg  string
+}
+
+func (e guardError) Error() string { return e.msg }
+func (e guardError) Unwrap() error { return e.kind }
+
+// publishedManifest reads the manifest of the build CURRENT names; id is
+// "" when none is published.
+func publishedManifest(fs vfs.FS, indexDir string) (id string, m Manifest, err error) {
+	if id, err = readPointer(fs, indexDir); err != nil || id == "" {
+		return id, m, err
+	}
+	m, err = readManifest(fs, fs.PathJoin(indexDir, id), id)
+	return id, m, err
 }
 
 // newBuildID names a build by its time, so ids sort by age, and a random
@@ -235,13 +358,6 @@ func (b *builder) build(ctx context.Context, countries []string) error {
 		dir:    sstDir,
 		opts:   dbo.MakeWriterOptions(len(dbo.Levels)-1, db.FormatMajorVersion().MaxTableFormat()),
 		target: b.opt.TableBytes,
-	}
-	for _, cc := range countries {
-		n, err := lake.Rows(b.opt.Data, kw.DatasetKeywords, cc, b.opt.Date)
-		if err != nil {
-			return fmt.Errorf("cannot count the keywords of %s: %w", cc, err)
-		}
-		b.total += int(n)
 	}
 	b.opt.Progress(0, b.total)
 	for _, cc := range countries {

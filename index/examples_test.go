@@ -16,7 +16,11 @@ import (
 func TestBuildRecordsExamples(t *testing.T) {
 	data := t.TempDir()
 	testLake(t, data)
-	m := buildIndex(t, data, "2026-11-21")
+	m, err := Build(context.Background(), BuildOptions{Data: data, Date: "2026-11-21", Logger: testLogger(t),
+		AllowMissingRelated: true}) // gb has none
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[string][]string{
 		// running shoes and best running shoes have related keywords;
 		// then by volume: zzz no trend (10) before trail shoes (0).

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 var faultSweep = flag.Bool("faultsweep", false, "inject a fault at every file system operation of a build, not a sample")
@@ -24,7 +26,7 @@ func TestBuildFaultsNeverPublish(t *testing.T) {
 	data := t.TempDir()
 	simpleLake(t, data, "2026-11-20", "us", 20, 1)
 	base := buildIndex(t, data, "2026-11-20").BuildID
-	writeLake(t, data, "2026-11-21", map[string]lakeCountry{"us": {keywords: simpleKeywords(20, 2)}})
+	writeLake(t, data, "2026-11-21", map[string]lakeCountry{"us": {keywords: simpleKeywords(20, 2), related: []kw.RelatedRow{}}})
 	s := openStore(t, data)
 
 	var ops atomic.Int32

@@ -13,10 +13,16 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// FormatVersion is the index format this package writes and reads: the
-// directory layout, the key layout and value version ValueVersion. A store
-// refuses a build of any other format.
-const FormatVersion = 1
+// FormatVersion is the index format this package writes: the directory
+// layout, the key layout and value version ValueVersion. Version 2 added
+// missing values to the value; a store also reads builds of version 1
+// (oldestFormatVersion), so an upgraded server keeps serving the build it
+// finds until the next one is published, and refuses any other format (an
+// older server refuses a version 2 build at its manifest, with a message).
+const FormatVersion = 2
+
+// oldestFormatVersion is the oldest build format a store still reads.
+const oldestFormatVersion = 1
 
 // Names inside <data>/index/ and inside a build.
 const (
@@ -174,8 +180,8 @@ func readManifest(fs vfs.FS, buildDir, id string) (Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("cannot parse manifest %s: %w", name, err)
 	}
-	if m.FormatVersion != FormatVersion {
-		return m, fmt.Errorf("manifest %s has format version %d; this build reads version %d", name, m.FormatVersion, FormatVersion)
+	if m.FormatVersion < oldestFormatVersion || m.FormatVersion > FormatVersion {
+		return m, fmt.Errorf("manifest %s has format version %d; this build reads versions %d to %d", name, m.FormatVersion, oldestFormatVersion, FormatVersion)
 	}
 	if m.BuildID != id {
 		return m, fmt.Errorf("manifest %s names build %q, not %q", name, m.BuildID, id)

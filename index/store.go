@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,11 @@ func (o *StoreOptions) ensureDefaults() {
 // build they started on, which is closed when the last of them is done. A
 // build that fails verification is refused and the served one stays.
 //
+// A lookup that cannot read the served build (a table damaged after it was
+// verified) fails with kw.ErrIndexDamaged, marks the build damaged (Info
+// says so, and why) and wakes the watcher, which checks the published
+// build again and serves it afresh once it reads cleanly.
+//
 // Pebble locks a database directory, so one process at a time serves a
 // data folder's index.
 type Store struct {
@@ -75,6 +81,9 @@ type Store struct {
 	dbo  *pebble.Options // template for every build opened; holds the shared cache
 	cur  atomic.Pointer[handle]
 	open sync.WaitGroup // one count per handle not yet closed
+
+	ctx  context.Context // canceled by Close; bounds the checks of a build
+	wake chan struct{}   // a lookup met damage: check the published build now
 
 	mu      sync.Mutex    // serializes reloads and Close
 	refused string        // build last refused
@@ -95,10 +104,19 @@ type Store struct {
 // reads. The database is closed when the count reaches zero, and a handle
 // whose count has reached zero can never be acquired again.
 type handle struct {
-	id   string
-	db   *pebble.DB
-	info kw.IndexInfo
-	refs atomic.Int64
+	id     string
+	dbDir  string
+	db     *pebble.DB
+	info   kw.IndexInfo
+	refs   atomic.Int64
+	damage atomic.Pointer[string] // why the build cannot be read; nil while it reads cleanly
+	closed chan struct{}          // closed once the database is closed
+	// failed remembers the keys whose read failed, once the build is
+	// damaged. On a checksum mismatch Pebble flips every bit of the block
+	// in turn to look for a single flipped bit, milliseconds of CPU a
+	// read; a keyword asked for again is answered from here instead.
+	failMu sync.Mutex
+	failed map[string]error
 	// idle holds point-lookup iterators between lookups. DB.Get builds and
 	// tears down an iterator stack on every call, which cost as much as the
 	// rest of a request; a reused iterator only seeks. All of them are idle
@@ -129,10 +147,18 @@ func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
 		var v []byte
 		if v, err = it.ValueAndErr(); err == nil {
 			// DecodeEntry copies what it keeps, so the iterator may move on.
-			e, err = DecodeEntry(v)
+			if e, err = DecodeEntry(v); err != nil {
+				err = undecodable{err}
+			}
 		}
 	} else {
 		err = it.Error()
+	}
+	if err != nil {
+		// Not pooled: an iterator that met damage closes with its error,
+		// which err already holds.
+		_ = it.Close()
+		return e, found, err
 	}
 	h.mu.Lock()
 	if len(h.idle) < maxIdleIters {
@@ -140,10 +166,39 @@ func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
 	}
 	h.mu.Unlock()
 	if it != nil {
-		err = errors.Join(err, it.Close())
+		err = it.Close()
 	}
 	return e, found, err
 }
+
+// maxFailedKeys bounds a damaged handle's memory of failed keys: a
+// damaged block holds a few hundred keywords.
+const maxFailedKeys = 1 << 14
+
+// failure returns the error a read of key met before, if any.
+func (h *handle) failure(key []byte) error {
+	h.failMu.Lock()
+	defer h.failMu.Unlock()
+	return h.failed[string(key)]
+}
+
+func (h *handle) rememberFailure(key []byte, err error) {
+	h.failMu.Lock()
+	defer h.failMu.Unlock()
+	if h.failed == nil {
+		h.failed = map[string]error{}
+	}
+	if len(h.failed) < maxFailedKeys {
+		h.failed[string(key)] = err
+	}
+}
+
+// undecodable marks a value that was read (its block's checksum held) but
+// does not decode: a fault of the build's contents, not of the disk, which
+// reading the build again would not mend.
+type undecodable struct{ error }
+
+func (u undecodable) Unwrap() error { return u.error }
 
 // close closes the idle iterators, then the database.
 func (h *handle) close() error {
@@ -183,13 +238,15 @@ func OpenStore(ctx context.Context, data string, opt StoreOptions) (*Store, erro
 	dbo.ReadOnly = true
 	dbo.ErrorIfNotExists = true
 	dbo.Cache = pebble.NewCache(opt.CacheBytes)
-	s := &Store{dir: kw.IndexDir(data), opt: opt, log: log, dbo: dbo}
+	// Pebble reports a corrupt block on every read of it; the store logs
+	// damage once a build (Store.damaged), naming the file.
+	dbo.EventListener = &pebble.EventListener{DataCorruption: func(pebble.DataCorruptionInfo) {}}
+	wctx, cancel := context.WithCancel(ctx)
+	s := &Store{dir: kw.IndexDir(data), opt: opt, log: log, dbo: dbo, ctx: wctx, stop: cancel, wake: make(chan struct{}, 1)}
 	log.Info("watching the index", "dir", s.dir, "cache_mib", opt.CacheBytes>>20, "poll", opt.PollInterval)
 	if err := s.reload(false); err != nil {
 		log.Error("no index served until a good build is published", "err", err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	s.stop = cancel
 	s.watcher.Add(1)
 	go s.watch(wctx)
 	return s, nil
@@ -206,13 +263,16 @@ func (s *Store) watch(ctx context.Context) {
 		case <-t.C:
 			// reload logs its own refusals.
 			_ = s.reload(false)
+		case <-s.wake:
+			_ = s.reload(false)
 		}
 	}
 }
 
 // Reload checks CURRENT now (on SIGHUP, say) and switches to the build it
-// names if that is not the one served. It returns an error if the build is
-// refused; the served build then stays. Unlike the poller, which waits out
+// names if that is not the one served, or serves it afresh if it is the
+// served one and a lookup found it damaged but it now reads cleanly. It
+// returns an error if the build is refused; the served build then stays. Unlike the poller, which waits out
 // the backoff of a build it refused, Reload retries it at once.
 func (s *Store) Reload() error { return s.reload(true) }
 
@@ -232,15 +292,23 @@ func (s *Store) reload(force bool) error {
 	}
 	s.ptrErr = ""
 	cur := s.cur.Load()
-	if id == "" || (cur != nil && cur.id == id) {
+	if id == "" || (cur != nil && cur.id == id && cur.damage.Load() == nil) {
 		return nil
 	}
 	now := s.opt.Now()
 	if !force && id == s.refused && now.Before(s.retryAt) {
 		return nil
 	}
-	h, err := s.openBuild(id)
+	var h *handle
+	if cur != nil && cur.id == id {
+		h, err = s.reopen(cur)
+	} else {
+		h, err = s.openBuild(id)
+	}
 	if err != nil {
+		if s.ctx.Err() != nil {
+			return fmt.Errorf("cannot switch to index build %s: %w", id, err)
+		}
 		if id == s.refused {
 			s.backoff = min(2*s.backoff, maxRetry)
 		} else {
@@ -248,7 +316,7 @@ func (s *Store) reload(force bool) error {
 		}
 		s.retryAt = now.Add(s.backoff)
 		served := ""
-		if cur != nil {
+		if cur := s.cur.Load(); cur != nil {
 			served = cur.id
 		}
 		s.log.Error("refused index build", "build", id, "serving", served, "retry_in", s.backoff, "err", err)
@@ -256,16 +324,43 @@ func (s *Store) reload(force bool) error {
 	}
 	s.refused, s.backoff = "", 0
 	old := s.cur.Swap(h)
-	s.log.Info("serving index build", "build", id, "date", h.info.DataDate, "keys", keysOf(h.info))
 	if old != nil {
 		s.release(old)
 	}
 	return nil
 }
 
-func keysOf(info kw.IndexInfo) int {
+// reopen serves the build cur again after a lookup found it damaged. Its
+// tables are checked first, with cur still serving what it can read; a
+// build still damaged stays as it is, its damage now naming the table.
+// Once they read cleanly (restored files, or a read error that passed),
+// cur is closed, since Pebble locks the directory, and the build opened
+// and verified afresh; lookups meanwhile answer kw.ErrNoIndex.
+func (s *Store) reopen(cur *handle) (*handle, error) {
+	fs := s.opt.FS
+	tables, err := tablesOf(fs, cur.dbDir, cur.db)
+	if err == nil {
+		_, err = checkTables(s.ctx, fs, tables, s.dbo.MakeReaderOptions())
+	}
+	if err != nil {
+		if s.ctx.Err() == nil {
+			cur.damage.Store(ptr(s.describe(err)))
+		}
+		return nil, fmt.Errorf("served build is still damaged: %w", err)
+	}
+	s.log.Info("damaged index build reads cleanly again; opening it afresh", "build", cur.id)
+	if s.cur.CompareAndSwap(cur, nil) {
+		s.release(cur)
+	}
+	<-cur.closed
+	return s.openBuild(cur.id)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func keysOf(countries map[string]int) int {
 	n := 0
-	for _, c := range info.Countries {
+	for _, c := range countries {
 		n += c
 	}
 	return n
@@ -273,8 +368,10 @@ func keysOf(info kw.IndexInfo) int {
 
 // openBuild opens a build read-only and verifies it: the manifest is read
 // and of a known format, Pebble opens the database (checking every table's
-// size), and every probe key of the manifest is found and decodes.
+// size), every block of every table matches its checksum, and every probe
+// key of the manifest is found and decodes.
 func (s *Store) openBuild(id string) (*handle, error) {
+	start := time.Now()
 	if !validBuildID(id) {
 		return nil, fmt.Errorf("%q is not a build id", id)
 	}
@@ -289,11 +386,14 @@ func (s *Store) openBuild(id string) (*handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open database %s: %w", dbDir, err)
 	}
-	if err := verify(dbDir, db, &m); err != nil {
+	checked, err := s.verify(dbDir, db, &m)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	h := &handle{id: id, db: db, info: kw.IndexInfo{
+	s.log.Info("serving index build", "build", id, "date", m.DataDate, "keys", keysOf(m.Countries),
+		"checked_bytes", checked, "took", time.Since(start).Round(time.Millisecond))
+	h := &handle{id: id, dbDir: dbDir, db: db, closed: make(chan struct{}), info: kw.IndexInfo{
 		Version:   id,
 		DataDate:  m.DataDate,
 		BuiltAt:   m.BuiltAt,
@@ -308,38 +408,40 @@ func (s *Store) openBuild(id string) (*handle, error) {
 	return h, nil
 }
 
-// verify checks an opened build. Pebble's Open has already compared the
-// size of every table with the size its MANIFEST recorded (a truncated or
-// missing table fails there); the probes read a data block of every table.
-func verify(dbDir string, db *pebble.DB, m *Manifest) error {
-	levels, err := db.SSTables()
+// verify checks an opened build and returns the table bytes it read.
+// Pebble's Open has already compared the size of every table with the size
+// its MANIFEST recorded (a truncated or missing table fails there);
+// checkTables reads every block; the probes look up the first and last key
+// of every table and country through the database.
+func (s *Store) verify(dbDir string, db *pebble.DB, m *Manifest) (int64, error) {
+	tables, err := tablesOf(s.opt.FS, dbDir, db)
 	if err != nil {
-		return fmt.Errorf("cannot list tables: %w", err)
+		return 0, err
 	}
-	tables := 0
-	for _, level := range levels {
-		tables += len(level)
+	if m.Keys > 0 && len(tables) == 0 {
+		return 0, fmt.Errorf("database %s has no tables but the manifest lists %d keys", dbDir, m.Keys)
 	}
-	if m.Keys > 0 && tables == 0 {
-		return fmt.Errorf("database %s has no tables but the manifest lists %d keys", dbDir, m.Keys)
+	checked, err := checkTables(s.ctx, s.opt.FS, tables, s.dbo.MakeReaderOptions())
+	if err != nil {
+		return checked, err
 	}
 	var key []byte
 	for _, p := range m.Probes {
 		var ok bool
 		if key, ok = appendKey(key[:0], p.Country, p.Keyword); !ok {
-			return fmt.Errorf("manifest probe %s %q is not a key", p.Country, p.Keyword)
+			return checked, fmt.Errorf("manifest probe %s %q is not a key", p.Country, p.Keyword)
 		}
 		v, closer, err := db.Get(key)
 		if err != nil {
-			return fmt.Errorf("cannot read probe %s %q: %w", p.Country, p.Keyword, err)
+			return checked, fmt.Errorf("cannot read probe %s %q: %w", p.Country, p.Keyword, err)
 		}
 		_, err = DecodeEntry(v)
 		closer.Close()
 		if err != nil {
-			return fmt.Errorf("cannot decode probe %s %q: %w", p.Country, p.Keyword, err)
+			return checked, fmt.Errorf("cannot decode probe %s %q: %w", p.Country, p.Keyword, err)
 		}
 	}
-	return nil
+	return checked, nil
 }
 
 // acquire returns the current handle with a reference taken, or nil. A
@@ -368,6 +470,7 @@ func (s *Store) release(h *handle) {
 		if err := h.close(); err != nil {
 			s.log.Warn("cannot close replaced index build", "build", h.id, "err", err)
 		}
+		close(h.closed)
 		if s.onClose != nil {
 			s.onClose(h.id)
 		}
@@ -381,7 +484,9 @@ var keyPool = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }
 const maxPooledKey = 1024
 
 // Lookup returns the entry of a normalized keyword in a country (either
-// case), kw.ErrNotFound, or kw.ErrNoIndex while no build is served.
+// case), kw.ErrNotFound, kw.ErrNoIndex while no build is served, or an
+// error wrapping kw.ErrIndexDamaged when the served build cannot be read
+// for it.
 func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return kw.Entry{}, err
@@ -402,9 +507,22 @@ func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 	if !ok {
 		return kw.Entry{}, kw.ErrNotFound
 	}
+	if h.damage.Load() != nil {
+		if err := h.failure(key); err != nil {
+			return kw.Entry{}, err
+		}
+	}
 	e, found, err := h.get(key)
+	if _, ok := err.(undecodable); ok {
+		return kw.Entry{}, fmt.Errorf("cannot decode %s %q in index build %s: %w", country, keyword, h.id, err)
+	}
 	if err != nil {
-		return kw.Entry{}, fmt.Errorf("cannot read %s %q from index build %s: %w", country, keyword, h.id, err)
+		// The build is immutable and was verified whole: a read that fails
+		// now means a file changed or cannot be read under the server.
+		s.damaged(h, err)
+		err = fmt.Errorf("cannot read %s %q from index build %s: %w: %s", country, keyword, h.id, kw.ErrIndexDamaged, s.describe(err))
+		h.rememberFailure(key, err)
+		return kw.Entry{}, err
 	}
 	if !found {
 		return kw.Entry{}, kw.ErrNotFound
@@ -420,6 +538,40 @@ func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 	return e, nil
 }
 
+// damaged marks h damaged by a failed read, once: it logs the build and
+// the file (when Pebble names it) and wakes the watcher to check the
+// published build again.
+func (s *Store) damaged(h *handle, err error) {
+	if h.damage.Load() != nil {
+		return
+	}
+	file := ""
+	if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
+		file = info.Path
+	}
+	why := s.describe(err)
+	if file != "" {
+		why = s.describe(errors.New(file)) + ": " + why
+	}
+	if !h.damage.CompareAndSwap(nil, &why) {
+		return
+	}
+	s.log.Error("served index build cannot be read; answering index_unavailable where it fails and checking the published build",
+		"build", h.id, "file", file, "err", why)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// describe words err for Info's Damaged and the log: paths relative to the
+// index folder (the answer of /readyz need not show the server's file
+// system), without the line Pebble adds to carry a corruption's details.
+func (s *Store) describe(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "\n<corruption detail carrier>", "")
+	return strings.ReplaceAll(msg, s.dir+string(os.PathSeparator), "")
+}
+
 // Info describes the served build; ok is false while none is. The
 // Countries map is shared and must not be modified.
 func (s *Store) Info() (kw.IndexInfo, bool) {
@@ -427,12 +579,17 @@ func (s *Store) Info() (kw.IndexInfo, bool) {
 	if h == nil {
 		return kw.IndexInfo{}, false
 	}
-	return h.info, true
+	info := h.info
+	if d := h.damage.Load(); d != nil {
+		info.Damaged = *d
+	}
+	return info, true
 }
 
 // Close stops watching, waits for lookups in flight to finish and closes
 // every build the store opened. Lookups after Close return kw.ErrNoIndex.
 func (s *Store) Close() error {
+	s.stop() // ends a check of a build in progress, which holds mu
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

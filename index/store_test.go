@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,7 +141,7 @@ var damages = []struct {
 		if err := os.WriteFile(sst, make([]byte, st.Size()), 0o644); err != nil {
 			tb.Fatal(err)
 		}
-	}, "cannot read probe"},
+	}, "is damaged: pebble/table: invalid table"},
 	{"missing table", func(tb testing.TB, dir string) {
 		if err := os.Remove(onlySST(tb, dir)); err != nil {
 			tb.Fatal(err)
@@ -148,7 +149,7 @@ var damages = []struct {
 	}, "table"},
 	{"wrong format version", func(tb testing.TB, dir string) {
 		editManifest(tb, dir, func(s string) string {
-			return strings.Replace(s, `"format_version": 1`, `"format_version": 99`, 1)
+			return strings.Replace(s, `"format_version": 2`, `"format_version": 99`, 1)
 		})
 	}, "format version 99"},
 	{"manifest of another build", func(tb testing.TB, dir string) {
@@ -312,12 +313,16 @@ func TestStoreRefusesBadPointer(t *testing.T) {
 
 // TestStoreSwap publishes builds while readers look up keywords: no lookup
 // may fail, the readers must see the new data, and every replaced build's
-// database must be closed once, after its readers are done.
+// database must be closed once, after its readers are done. A build is
+// replaced only once a reader has answered from it, so the test does not
+// depend on how the scheduler interleaves the readers with the swaps
+// (with -cpu 1 they may not run at all before the first swap).
 func TestStoreSwap(t *testing.T) {
 	const (
 		builds   = 5
 		readers  = 8
 		keywords = 200
+		patience = time.Minute // bounds every wait; never reached unless broken
 	)
 	data := t.TempDir()
 	// Builds are made first; the swaps publish them while readers run.
@@ -331,18 +336,24 @@ func TestStoreSwap(t *testing.T) {
 	s := openStore(t, data)
 	var mu sync.Mutex
 	closed := map[string]int{}
+	closes := make(chan string, 2*(builds+1))
 	s.onClose = func(id string) {
 		mu.Lock()
 		closed[id]++
 		mu.Unlock()
+		closes <- id
 	}
 
 	var (
 		stop     atomic.Bool
 		failures atomic.Int64
-		seen     [builds + 1]atomic.Int64 // lookups answered per build
+		seen     [builds + 1]atomic.Int64  // lookups answered per build
+		first    [builds + 1]chan struct{} // closed by the first answer from a build
 		wg       sync.WaitGroup
 	)
+	for b := range first {
+		first[b] = make(chan struct{})
+	}
 	for r := 0; r < readers; r++ {
 		wg.Add(1)
 		go func() {
@@ -357,42 +368,50 @@ func TestStoreSwap(t *testing.T) {
 					}
 					continue
 				}
-				seen[kw.Deref(e.Volume)-100].Add(1)
+				v := kw.Deref(e.Volume) - 100
+				if seen[v].Add(1) == 1 {
+					close(first[v])
+				}
+				// On one core, eight busy readers would leave the
+				// swapping goroutine a ninth of the time slices.
+				runtime.Gosched()
 			}
 		}()
 	}
+	waitSeen := func(b int) {
+		t.Helper()
+		select {
+		case <-first[b]:
+		case <-time.After(patience):
+			stop.Store(true)
+			wg.Wait()
+			t.Fatalf("no reader answered from build %d within %v (%d failures)", b, patience, failures.Load())
+		}
+	}
 	for b := 1; b <= builds; b++ {
+		waitSeen(b - 1)
 		publish(t, data, ids[b])
 		if err := s.Reload(); err != nil {
 			t.Fatal(err)
 		}
-		// Let the readers see this build before the next one.
-		for i := 0; i < 10_000 && seen[b].Load() == 0; i++ {
-			time.Sleep(time.Millisecond)
-		}
 	}
+	waitSeen(builds)
 	stop.Store(true)
 	wg.Wait()
 	if failures.Load() > 0 {
 		t.Fatalf("%d lookups failed during swaps", failures.Load())
 	}
-	for b := range seen {
-		if seen[b].Load() == 0 {
-			t.Errorf("no reader saw build %d", b)
-		}
-	}
 	if info, _ := s.Info(); info.Version != ids[builds] {
 		t.Errorf("serving %s, want the last build %s", info.Version, ids[builds])
 	}
 	// Replaced builds close asynchronously once their last reader is done;
-	// the readers are done, so the closes are due (bounded wait).
-	closedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(closed)
-	}
-	for i := 0; i < 5000 && closedCount() < builds; i++ {
-		time.Sleep(time.Millisecond)
+	// the readers are done, so the closes are due.
+	for range builds {
+		select {
+		case <-closes:
+		case <-time.After(patience):
+			t.Fatalf("replaced builds not closed within %v: %v", patience, closed)
+		}
 	}
 	mu.Lock()
 	for _, id := range ids[:builds] {
@@ -497,7 +516,7 @@ func TestStoreBacksOffDamagedBuild(t *testing.T) {
 	simpleLake(t, data, "2026-11-21", "us", 10, 2)
 	bad := buildIndex(t, data, "2026-11-21").BuildID
 	editManifest(t, filepath.Join(data, "index", bad), func(s string) string {
-		return strings.Replace(s, `"format_version": 1`, `"format_version": 99`, 1)
+		return strings.Replace(s, `"format_version": 2`, `"format_version": 99`, 1)
 	})
 	publish(t, data, old)
 	s := openRetryStore(t, data)
@@ -528,5 +547,21 @@ func TestStoreBacksOffDamagedBuild(t *testing.T) {
 	}
 	if info, _ := s.Info(); info.Version != old {
 		t.Errorf("serving %s, want %s", info.Version, old)
+	}
+}
+
+// TestStoreReadsFormatVersion1: a build written before values could hold
+// missing numbers (format 1) is still served after an upgrade, until the
+// next build replaces it.
+func TestStoreReadsFormatVersion1(t *testing.T) {
+	data := t.TempDir()
+	simpleLake(t, data, "2026-11-21", "us", 10, 1)
+	id := buildIndex(t, data, "2026-11-21").BuildID
+	editManifest(t, filepath.Join(data, "index", id), func(s string) string {
+		return strings.Replace(s, `"format_version": 2`, `"format_version": 1`, 1)
+	})
+	s := openStore(t, data)
+	if e, err := s.Lookup(context.Background(), "US", "kw 000003"); err != nil || kw.Deref(e.Volume) != 1 {
+		t.Fatalf("Lookup in a format 1 build = %+v, %v", e, err)
 	}
 }

@@ -12,6 +12,12 @@ var ErrNotFound = errors.New("keyword not found")
 // ErrNoIndex is returned by Index.Lookup while no index is published.
 var ErrNoIndex = errors.New("no index is published")
 
+// ErrIndexDamaged is wrapped in the error Index.Lookup returns when the
+// served index cannot be read for that keyword (a damaged or unreadable
+// file). Like ErrNoIndex it says nothing about the keyword: the server
+// answers 503 and the index reloads its published build.
+var ErrIndexDamaged = errors.New("the served index is damaged")
+
 // Entry is everything the index holds for one keyword in one country: the
 // record, its trend, its intent leader and its related keywords.
 type Entry struct {
@@ -47,13 +53,17 @@ type IndexInfo struct {
 	// searched keywords, most searched first, for pages to offer; empty
 	// for a build that recorded none.
 	Examples map[string][]string
+	// Damaged says why the served index cannot be read, naming the file
+	// when known; empty while it reads cleanly. Lookups may still succeed
+	// for keywords outside the damage, but the server is not ready.
+	Damaged string
 }
 
 // Index answers lookups. The index package implements it; the server depends
 // only on this interface.
 type Index interface {
 	// Lookup returns the entry of a normalized keyword in a country (upper
-	// case), ErrNotFound, or ErrNoIndex.
+	// case), ErrNotFound, ErrNoIndex, or an error wrapping ErrIndexDamaged.
 	Lookup(ctx context.Context, country, keyword string) (Entry, error)
 	// Info describes the served index; ok is false while none is loaded.
 	Info() (info IndexInfo, ok bool)

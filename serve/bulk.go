@@ -189,6 +189,8 @@ func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h 
 			it.err = HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 				Msg: fmt.Sprintf("The index has no data for %q in %s; check the spelling or try another country.", it.q, c.Code),
 				Err: it.err}
+		case indexUnavailable(it.err):
+			// Logged once by the index and counted in the metrics.
 		default:
 			s.log.Warn("bulk lookup failed", "country", c.Code, "keyword", it.q, "err", it.err)
 		}

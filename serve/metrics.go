@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	damaged  prometheus.Counter
 	handler  http.Handler
 
 	// children caches the counter and histogram of each route and status,
@@ -51,16 +54,20 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 			// low enough to see them.
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route", "status"}),
+		damaged: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kwdata_index_damaged_lookups_total",
+			Help: "Lookups that could not read the served index (a damaged file) and were answered 503 index_unavailable.",
+		}),
 		children: map[routeStatus]child{},
 	}
 	info := func() (kw.IndexInfo, bool) { return idx.Info() }
 	reg.MustRegister(
-		m.requests, m.latency,
+		m.requests, m.latency, m.damaged,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "kwdata_index_ready",
-			Help: "1 while an index is loaded, else 0.",
+			Help: "1 while an index is loaded and reads cleanly (GET /readyz answers 200), else 0.",
 		}, func() float64 {
-			if _, ok := info(); ok {
+			if i, ok := info(); ok && i.Damaged == "" {
 				return 1
 			}
 			return 0
@@ -92,6 +99,23 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 	)
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
+}
+
+// countDamage returns idx with every lookup that meets a damaged index
+// counted, whichever route (API, page, bulk, MCP) made it.
+func (m *metrics) countDamage(idx kw.Index) kw.Index { return damageCounter{idx, m.damaged} }
+
+type damageCounter struct {
+	kw.Index
+	n prometheus.Counter
+}
+
+func (d damageCounter) Lookup(ctx context.Context, country, keyword string) (kw.Entry, error) {
+	e, err := d.Index.Lookup(ctx, country, keyword)
+	if err != nil && errors.Is(err, kw.ErrIndexDamaged) {
+		d.n.Inc()
+	}
+	return e, err
 }
 
 // observe records one answered request.

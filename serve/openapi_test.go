@@ -18,6 +18,8 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 // exampleCase is one response example of openapi.json and the request that
@@ -65,6 +67,10 @@ var exampleCases = []exampleCase{
 		}},
 	{loc: "#IndexUnavailable index_unavailable", method: "GET", target: "/v1/keyword?q=running+shoes",
 		setup: func(ds *demoServer) { ds.index.ok = false }},
+	{loc: "#IndexUnavailable index_damaged", method: "GET", target: "/v1/keyword?q=running+shoes",
+		setup: func(ds *demoServer) {
+			ds.index.err = fmt.Errorf("cannot read US %q from index build b: %w: checksum mismatch", "running shoes", kw.ErrIndexDamaged)
+		}},
 	{loc: "POST /v1/keywords 200 mixed", method: "POST", target: "/v1/keywords", reqExample: "-",
 		body: `{"country": "us", "keywords": ["running shoes", "Trail Running Shoes", "running sandals", ""]}`},
 	{loc: "POST /v1/keywords 400 too_many_keywords", method: "POST", target: "/v1/keywords", body: keywordsBody(101)},

@@ -245,7 +245,7 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 		return err
 	}
 	he := classify(err)
-	if he.Status >= 500 && !errors.Is(err, kw.ErrNoIndex) {
+	if he.Status >= 500 && !indexUnavailable(err) {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "page failed", slog.String("route", "/keyword"),
 			slog.Int("status", he.Status), slog.Any("err", err))
 	}

@@ -50,7 +50,7 @@ var problems = map[string]problemInfo{
 	CodeKeywordNotFound:    {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
 	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
 	CodeQuotaExhausted:     {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
-	CodeIndexUnavailable:   {"Index unavailable", "No keyword index is loaded yet. Retry in a moment; GET /readyz reports when the server is ready."},
+	CodeIndexUnavailable:   {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
 	CodeMethodNotAllowed:   {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
 	CodeNotFound:           {"Not found", "No resource lives at this path. The API is under /v1/."},
 	CodeInternal:           {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
@@ -189,6 +189,13 @@ func classify(err error) HTTPError {
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
 			Msg: "No keyword index is loaded yet; retry shortly.", Err: err,
 			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, kw.ErrIndexDamaged):
+		// Not the keyword's fault, and not a bug: a file of the served
+		// index is damaged, and the server is loading the published one
+		// again.
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
+			Msg: "The keyword index cannot be read for this keyword right now and is being reloaded; retry shortly.", Err: err,
+			Header: http.Header{"Retry-After": {"30"}}}
 	case errors.Is(err, kw.ErrNotFound):
 		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 			Msg: "The index has no data for this keyword in this country.", Err: err}
@@ -216,17 +223,26 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string
 	}
 	he := classify(err)
 	switch {
-	case he.Status >= 500 && !errors.Is(err, kw.ErrNoIndex):
+	case he.Status >= 500 && !indexUnavailable(err):
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	case he.Status >= 500:
 		// Expected until the first index is published; readiness probes
 		// would repeat it every few seconds, and kwdata_index_ready and the
-		// 503 count already show it.
+		// 503 count already show it. A damaged index is logged once by the
+		// index, naming the file, and counted in
+		// kwdata_index_damaged_lookups_total.
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	}
 	writeProblem(w, he)
+}
+
+// indexUnavailable reports whether err only says that the index cannot
+// answer (none loaded, or the served one damaged): a 503 the index has
+// already logged or that readiness shows, not worth a line per request.
+func indexUnavailable(err error) bool {
+	return errors.Is(err, kw.ErrNoIndex) || errors.Is(err, kw.ErrIndexDamaged)
 }
 
 // writeProblem writes the problem document of he.

@@ -133,6 +133,7 @@ func New(opt Options) *Server {
 		s.origins[c] = true
 	}
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
+	s.index = s.metrics.countDamage(s.index)
 	s.handle("GET /v1/keyword", s.handleKeyword)
 	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
@@ -327,10 +328,19 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleReadyz answers 200 once an index is loaded.
+// handleReadyz answers 200 once an index is loaded, and 503 while none is
+// or while the served one is damaged (a load balancer then sends the
+// lookups to a server that can answer them all).
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
-	if _, ok := s.index.Info(); !ok {
+	info, ok := s.index.Info()
+	if !ok {
 		return fmt.Errorf("cannot report ready: %w", kw.ErrNoIndex)
+	}
+	if info.Damaged != "" {
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
+			Msg:    fmt.Sprintf("The served index build %s is damaged (%s); the server is loading the published build again.", info.Version, info.Damaged),
+			Err:    kw.ErrIndexDamaged,
+			Header: http.Header{"Retry-After": {"30"}}}
 	}
 	writeText(w, http.StatusOK, "ok\n")
 	return nil

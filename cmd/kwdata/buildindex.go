@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/kwdata/kwdata/index"
@@ -9,9 +10,11 @@ import (
 )
 
 func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("build-index", "--data DIR --date YYYY-MM-DD")
+	fs := m.newFlagSet("build-index", "--data DIR --date YYYY-MM-DD [--allow-missing-related] [--allow-shrink]")
 	data := fs.String("data", "", "data folder (required)")
 	date := fs.String("date", "", "data date of the lake to compile, YYYY-MM-DD (required)")
+	var allow publishGuards
+	allow.flags(fs.FlagSet)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -29,7 +32,7 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer release()
-	man, err := m.buildIndex(ctx, *data, *date)
+	man, err := m.buildIndex(ctx, *data, *date, allow)
 	if err != nil {
 		return err
 	}
@@ -56,12 +59,25 @@ func (m *Main) runLock(data, what string) (release func(), err error) {
 	}, nil
 }
 
-func (m *Main) buildIndex(ctx context.Context, data, date string) (index.Manifest, error) {
+// publishGuards are the overrides of the checks build-index makes before
+// it publishes; kwdata run takes them too, for one run.
+type publishGuards struct {
+	allowMissingRelated, allowShrink bool
+}
+
+func (g *publishGuards) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&g.allowMissingRelated, "allow-missing-related", false, "publish although a country with keywords has no related partition on the date")
+	fs.BoolVar(&g.allowShrink, "allow-shrink", false, "publish although a country of the published index would lose all or more than half of its keywords")
+}
+
+func (m *Main) buildIndex(ctx context.Context, data, date string, allow publishGuards) (index.Manifest, error) {
 	update, finish := m.progress("build-index")
 	defer finish()
 	man, err := index.Build(ctx, index.BuildOptions{
 		Data: data, Date: date, Logger: m.Logger,
-		Progress: func(done, total int) { update(int64(done), int64(total)) },
+		Progress:            func(done, total int) { update(int64(done), int64(total)) },
+		AllowMissingRelated: allow.allowMissingRelated,
+		AllowShrink:         allow.allowShrink,
 	})
 	if err != nil {
 		return man, fmt.Errorf("cannot build the index of %s: %w", date, err)

@@ -102,7 +102,7 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) (err error) {
 		return err
 	}
 	fmt.Fprintln(m.Stderr, "4/4 building the index")
-	man, err := m.buildIndex(ctx, opt.data, date)
+	man, err := m.buildIndex(ctx, opt.data, date, publishGuards{})
 	if err != nil {
 		return err
 	}

@@ -9,10 +9,12 @@ import (
 )
 
 func (m *Main) runRun(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("run", "--config FILE [--date YYYY-MM-DD] [--force]")
+	fs := m.newFlagSet("run", "--config FILE [--date YYYY-MM-DD] [--force] [--allow-missing-related] [--allow-shrink]")
 	config := fs.String("config", "", "YAML configuration (required)")
 	date := fs.String("date", "", "data date (default: today in the configured time zone)")
 	force := fs.Bool("force", false, "run stages that already finished for this date again")
+	var allow publishGuards
+	allow.flags(fs.FlagSet)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -31,7 +33,7 @@ func (m *Main) runRun(ctx context.Context, args []string) error {
 	if *date == "" {
 		*date = pipelines.DateAt(m.now(), cfg.Location)
 	}
-	opt := m.pipelineOptions(cfg)
+	opt := m.pipelineOptions(cfg, allow)
 	opt.Force = *force
 	rec, err := pipelines.RunOnce(ctx, opt, *date)
 	if rec.RunID == "" {
@@ -56,7 +58,9 @@ func (m *Main) runSchedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := m.pipelineOptions(cfg)
+	// A schedule never overrides the publish guards: an override is for
+	// one run that an operator has looked at.
+	opt := m.pipelineOptions(cfg, publishGuards{})
 	opt.Trigger = pipelines.TriggerSchedule
 	s, err := pipelines.NewScheduler(cfg.Schedule, cfg.Timezone, opt)
 	if err != nil {
@@ -98,7 +102,7 @@ func (m *Main) runRuns(ctx context.Context, args []string) error {
 }
 
 // pipelineOptions wires the real stages into a pipeline run.
-func (m *Main) pipelineOptions(cfg *pipelines.Config) pipelines.Options {
+func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipelines.Options {
 	maxAge := 30
 	if cfg.DataForSEO != nil && cfg.DataForSEO.MaxAgeDays > 0 {
 		maxAge = cfg.DataForSEO.MaxAgeDays
@@ -134,7 +138,7 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config) pipelines.Options {
 			return counts, nil
 		}},
 		{Name: pipelines.StageBuildIndex, Run: func(ctx context.Context, date string, _ func(done, total int64)) (map[string]int64, error) {
-			man, err := m.buildIndex(ctx, cfg.Data, date)
+			man, err := m.buildIndex(ctx, cfg.Data, date, allow)
 			return map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}, err
 		}},
 	}
