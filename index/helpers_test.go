@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // lakeCountry is what a test writes to the lake for one country and date.

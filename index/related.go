@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // The related partition holds ten rows a keyword and takes most of a

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // writeFile writes content to name in dir and returns its path.

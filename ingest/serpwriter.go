@@ -16,7 +16,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // DefaultSpillBytes is the memory a SERPWriter holds SERPs in before it

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // SERP is one keyword's organic results in one country, as every SERP

@@ -30,7 +30,7 @@ func TestDeps(t *testing.T) {
 		"github.com/apache/arrow-go/",
 		"github.com/cockroachdb/pebble",
 		"github.com/kwdata/kwdata/index",
-		"github.com/kwdata/kwdata/kw/lake",
+		"github.com/kwdata/kwdata/lake",
 	}
 	for _, dep := range deps {
 		for _, f := range forbidden {

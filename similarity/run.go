@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // RunOptions says which lake partitions Run reads and writes.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // serpRows is one keyword's SERP rows with the given ranks and URL keys.

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // writeLake writes keywords (sorted by text) and SERP rows per date.

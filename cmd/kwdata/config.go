@@ -15,7 +15,7 @@ import (
 	"github.com/kwdata/kwdata/ingest/dataforseo"
 	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 	"github.com/kwdata/kwdata/pipelines"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 	"github.com/kwdata/kwdata/pipelines"
 )
 

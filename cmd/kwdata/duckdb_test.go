@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // TestDuckDBReadsTheLake reads the lake with DuckDB the way SPEC §5

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // testMain returns a Main whose output the test can read.

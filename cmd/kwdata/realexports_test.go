@@ -13,7 +13,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // realExportsDir is where the Keyword Planner exports people published

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // tiersDate is the data date of the index every tiers test serves.
