@@ -37,7 +37,7 @@ import (
 //   - the body is at most maxMCPBody bytes and is read before any work;
 //   - it holds one JSON-RPC message: batches, which the 2025-06-18
 //     revision removed, are refused, so one POST is one answer;
-//   - at most mcpSlots POSTs are inside the SDK at once, so a flood of
+//   - at most mcpSlots() POSTs are inside the SDK at once, so a flood of
 //     costly requests queues instead of taking every core and the memory of
 //     a thousand answers at a time;
 //   - the answer is at most MaxMCPAnswer bytes, enforced as it is written.
@@ -105,9 +105,19 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 				// rebinding page cannot choose.
 				DisableLocalhostProtection: true,
 			}),
-		slots: make(chan struct{}, max(4, 2*runtime.GOMAXPROCS(0))),
+		slots: make(chan struct{}, mcpSlots()),
 	}
 }
+
+// mcpSlots is how many POST /mcp requests may be inside the SDK at once:
+// half the cores the process may use, at least one. The costliest request
+// (keyword_lookup_bulk over 100 large records) is tens of milliseconds of
+// CPU, almost all of it encoding the answer; were every core busy with
+// them, a lookup would wait for the scheduler to preempt one, and a flood
+// of them would take GET /v1/keyword from a millisecond to a second
+// (BenchmarkMCPFlood). With the slots, the other half of the cores stays
+// free for everything else.
+func mcpSlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // mcpCall is what a tool handler needs of the HTTP request it runs for:
 // the request (its API key and client address) and the fields of the
@@ -160,14 +170,6 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 			Msg: "The body is a JSON-RPC batch; send one message per POST (protocol revision 2025-06-18 removed batches)."}
 	}
 
-	ep := s.mcp
-	select {
-	case ep.slots <- struct{}{}:
-		defer func() { <-ep.slots }()
-	case <-r.Context().Done():
-		return fmt.Errorf("cannot start an MCP request: %w", r.Context().Err())
-	}
-
 	call := &mcpCall{header: http.Header{}}
 	r2 := r.WithContext(context.WithValue(r.Context(), mcpCallKey{}, call))
 	call.r = r2
@@ -179,12 +181,13 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		r2.Header = r.Header.Clone()
 		r2.Header.Set("Accept", "application/json, text/event-stream")
 	}
-	ans := &mcpAnswer{header: http.Header{}}
-	ep.handler.ServeHTTP(ans, r2)
+	ans, err := s.mcp.serve(r2)
+	if err != nil {
+		return err
+	}
 
 	call.mu.Lock()
 	refusal := call.refusal
-	fields := call.header
 	call.mu.Unlock()
 	switch {
 	case refusal != nil:
@@ -200,9 +203,11 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	for k, v := range ans.header {
 		h[k] = v
 	}
-	for k, v := range fields {
+	call.mu.Lock()
+	for k, v := range call.header {
 		h[k] = v
 	}
+	call.mu.Unlock()
 	h.Set("Content-Length", strconv.Itoa(ans.body.Len()))
 	if ans.status == 0 {
 		ans.status = http.StatusOK
@@ -210,6 +215,21 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(ans.status)
 	w.Write(ans.body.Bytes())
 	return nil
+}
+
+// serve runs the SDK on r once a slot is free and returns its answer. The
+// slot is given back before the answer is sent, so a client that reads
+// slowly holds no slot; the answer then waits in the socket buffers.
+func (ep *mcpEndpoint) serve(r *http.Request) (*mcpAnswer, error) {
+	select {
+	case ep.slots <- struct{}{}:
+		defer func() { <-ep.slots }()
+	case <-r.Context().Done():
+		return nil, fmt.Errorf("cannot start an MCP request: %w", r.Context().Err())
+	}
+	ans := &mcpAnswer{header: http.Header{}}
+	ep.handler.ServeHTTP(ans, r)
+	return ans, nil
 }
 
 // sdkRefusal turns a plain-text refusal of the SDK into an HTTPError.
