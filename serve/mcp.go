@@ -149,8 +149,13 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r, maxMCPBody)
 	if err != nil {
 		var he HTTPError
-		if errors.As(err, &he) || isClientGone(r.Context(), err) {
+		if errors.As(err, &he) {
 			return err
+		}
+		if ctxErr := r.Context().Err(); ctxErr != nil {
+			// The client is gone; whatever the read said, nobody reads
+			// the answer.
+			return fmt.Errorf("cannot read an MCP request body: %w (%w)", ctxErr, err)
 		}
 		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
 			Msg: "The request body could not be read to its end; send it again.", Err: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -582,4 +583,43 @@ type toolResult struct {
 	} `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
+}
+
+// brokenBody fails after its first bytes, as a body does whose client sent
+// a bad chunk or fewer bytes than its Content-Length.
+type brokenBody struct{ sent bool }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if b.sent {
+		return 0, io.ErrUnexpectedEOF
+	}
+	b.sent = true
+	return copy(p, `{"jsonrpc":"2.0","id":1,`), nil
+}
+
+// TestMCPBrokenBody: a body the client breaks is the client's fault, a
+// 400, never a 500; a client that is gone gets nothing and counts apart.
+func TestMCPBrokenBody(t *testing.T) {
+	ds := newDemoServer(t)
+	r := httptest.NewRequest("POST", "/mcp", &brokenBody{})
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	ds.ServeHTTP(w, r)
+	if w.Code != 400 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	checkProblem(t, w, CodeInvalidBody)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = httptest.NewRequestWithContext(ctx, "POST", "/mcp", &brokenBody{})
+	r.Header.Set("Content-Type", "application/json")
+	w = httptest.NewRecorder()
+	ds.ServeHTTP(w, r)
+	if w.Code != statusClientClosed {
+		t.Errorf("client gone: status %d, want %d", w.Code, statusClientClosed)
+	}
+	if strings.Contains(ds.log.String(), "level=ERROR") {
+		t.Errorf("a broken body was logged as an error:\n%s", ds.log)
+	}
 }
