@@ -59,13 +59,13 @@ func genLake(tb testing.TB, data, date, cc string, n int) {
 		vol := int64(r.IntN(100000))
 		monthly := make([]kw.MonthlySearches, 12)
 		for m := range monthly {
-			monthly[m] = kw.MonthlySearches{Month: fmt.Sprintf("2025-%02d", m+1), Searches: vol + int64(r.IntN(1000))}
+			monthly[m] = kw.MonthlySearches{Month: fmt.Sprintf("2025-%02d", m+1), Searches: i64(vol + int64(r.IntN(1000)))}
 		}
-		kb = append(kb, kw.KeywordRecord{Keyword: k, Volume: vol, CPCMicros: int64(r.IntN(5_000_000)), Competition: float64(r.IntN(101)) / 100,
+		kb = append(kb, kw.KeywordRecord{Keyword: k, Volume: i64(vol), CPCMicros: i64(int64(r.IntN(5_000_000))), Competition: f64(float64(r.IntN(101)) / 100),
 			CompetitionLevel: "MEDIUM", Monthly: monthly, Source: "planner-csv"})
 		for j := 1; j <= 10; j++ {
 			rb = append(rb, kw.RelatedRow{Keyword: k, Rank: int32(j), Related: genKeyword(r.IntN(n)), Overlap: int32(21 - 2*j),
-				Volume: int64(r.IntN(100000)), CPCMicros: int64(r.IntN(5_000_000)), SameIntent: j <= 2})
+				Volume: i64(int64(r.IntN(100000))), CPCMicros: i64(int64(r.IntN(5_000_000))), SameIntent: j <= 2})
 		}
 		ib = append(ib, kw.IntentRow{Keyword: k, Intent: genKeyword(i - i%5)})
 		if len(kb) == chunk {

@@ -150,6 +150,7 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 			BuiltAt:       now,
 			BuildID:       id,
 			Countries:     make(map[string]int, len(countries)),
+			Examples:      make(map[string][]string, len(countries)),
 		},
 	}
 	log.Info("building index", "countries", len(countries))
@@ -350,6 +351,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		n, noIntent        int
 		orphans, badMonths int
 		first              = true
+		examples           topKeywords
 	)
 	for rec := keywords.peek(); rec != nil; rec = keywords.peek() {
 		if n%4096 == 0 {
@@ -408,6 +410,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			Intent:           intent,
 			Trend:            trend,
 		}
+		examples.offer(rec.Keyword, rec.VolumeOrZero(), len(rel) > len(noRelated))
 		val = encodeEntryWithRelated(val[:0], &e, rel)
 		var ok bool
 		if key, ok = appendKey(key[:0], cc, rec.Keyword); !ok {
@@ -442,6 +445,9 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	}
 	b.m.Countries[code] = n
 	b.m.Keys += n
+	if ex := examples.keywords(); len(ex) > 0 {
+		b.m.Examples[code] = ex
+	}
 	log.Info("indexed country", "keywords", n, "without_intent", noIntent)
 	return nil
 }
@@ -604,3 +610,46 @@ func (c *cursor[T]) next() { c.i++ }
 func (c *cursor[T]) err() error { return c.scanErr }
 
 func (c *cursor[T]) close() { c.stop() }
+
+// topKeywords keeps a country's MaxExamples best examples: keywords with
+// related keywords before those without (their page shows the product
+// whole), then by volume, then by text.
+type topKeywords []example
+
+type example struct {
+	keyword string
+	volume  int64
+	related bool
+}
+
+func (t *topKeywords) offer(keyword string, volume int64, related bool) {
+	e := example{keyword, volume, related}
+	better := func(a, b example) bool {
+		if a.related != b.related {
+			return a.related
+		}
+		if a.volume != b.volume {
+			return a.volume > b.volume
+		}
+		return a.keyword < b.keyword
+	}
+	if len(*t) == MaxExamples && !better(e, (*t)[MaxExamples-1]) {
+		return
+	}
+	i := 0
+	for i < len(*t) && better((*t)[i], e) {
+		i++
+	}
+	*t = slices.Insert(*t, i, e)
+	if len(*t) > MaxExamples {
+		*t = (*t)[:MaxExamples]
+	}
+}
+
+func (t topKeywords) keywords() []string {
+	out := make([]string, len(t))
+	for i, e := range t {
+		out[i] = e.keyword
+	}
+	return out
+}

@@ -18,7 +18,7 @@ func months(from string, n int, base int64) []kw.MonthlySearches {
 	m, _ := parseMonth(from)
 	out := make([]kw.MonthlySearches, n)
 	for i := range out {
-		out[i] = kw.MonthlySearches{Month: monthName(m + i), Searches: base + int64(i)}
+		out[i] = kw.MonthlySearches{Month: monthName(m + i), Searches: i64(base + int64(i))}
 	}
 	return out
 }
@@ -31,19 +31,19 @@ func testLake(tb testing.TB, data string) {
 	tb.Helper()
 	var usRelated []kw.RelatedRow
 	usRelated = append(usRelated, kw.RelatedRow{Keyword: "aaa orphan", Rank: 1, Related: "x", Overlap: 1})
-	usRelated = append(usRelated, kw.RelatedRow{Keyword: "best running shoes", Rank: 1, Related: "running shoes", Overlap: 14, Volume: 301000, CPCMicros: 1230000, SameIntent: true})
+	usRelated = append(usRelated, kw.RelatedRow{Keyword: "best running shoes", Rank: 1, Related: "running shoes", Overlap: 14, Volume: i64(301000), CPCMicros: i64(1230000), SameIntent: true})
 	for i := 1; i <= 12; i++ {
-		usRelated = append(usRelated, kw.RelatedRow{Keyword: "running shoes", Rank: int32(i), Related: fmt.Sprintf("rs %02d", i), Overlap: int32(20 - i), Volume: int64(1000 * i), CPCMicros: int64(10000 * i), SameIntent: i%2 == 0})
+		usRelated = append(usRelated, kw.RelatedRow{Keyword: "running shoes", Rank: int32(i), Related: fmt.Sprintf("rs %02d", i), Overlap: int32(20 - i), Volume: i64(int64(1000 * i)), CPCMicros: i64(int64(10000 * i)), SameIntent: i%2 == 0})
 	}
 	usRelated = append(usRelated, kw.RelatedRow{Keyword: "sneakers orphan", Rank: 1, Related: "y", Overlap: 2})
-	unsorted := []kw.MonthlySearches{{Month: "2026-03", Searches: 3}, {Month: "2026-01", Searches: 1}, {Month: "bogus", Searches: 9}, {Month: "2026-02", Searches: 2}}
+	unsorted := []kw.MonthlySearches{{Month: "2026-03", Searches: i64(3)}, {Month: "2026-01", Searches: i64(1)}, {Month: "bogus", Searches: i64(9)}, {Month: "2026-02", Searches: i64(2)}}
 	writeLake(tb, data, "2026-11-21", map[string]lakeCountry{
 		"us": {
 			keywords: []kw.KeywordRecord{
-				{Keyword: "best running shoes", Volume: 90500, CPCMicros: 1450000, Competition: 0.61, CompetitionLevel: "MEDIUM", Monthly: months("2026-08", 3, 100)},
-				{Keyword: "running shoes", Volume: 301000, CPCMicros: 1230000, Competition: 0.87, CompetitionLevel: "HIGH", BidLowMicros: 1, BidHighMicros: 2, Monthly: months("2025-08", 15, 200000), Source: "planner-csv"},
-				{Keyword: "trail shoes", Volume: 0, Competition: 0, Monthly: unsorted},
-				{Keyword: "zzz no trend", Volume: 10, CompetitionLevel: "UNSPECIFIED"},
+				{Keyword: "best running shoes", Volume: i64(90500), CPCMicros: i64(1450000), Competition: f64(0.61), CompetitionLevel: "MEDIUM", Monthly: months("2026-08", 3, 100)},
+				{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1230000), Competition: f64(0.87), CompetitionLevel: "HIGH", BidLowMicros: i64(1), BidHighMicros: i64(2), Monthly: months("2025-08", 15, 200000), Source: "planner-csv"},
+				{Keyword: "trail shoes", Volume: i64(0), Competition: f64(0), Monthly: unsorted},
+				{Keyword: "zzz no trend", Volume: i64(10), CompetitionLevel: "UNSPECIFIED"},
 			},
 			related: usRelated,
 			intents: []kw.IntentRow{
@@ -55,7 +55,7 @@ func testLake(tb testing.TB, data string) {
 		},
 		"gb": {
 			keywords: []kw.KeywordRecord{
-				{Keyword: "football boots", Volume: 1000, VolumeRange: "1K – 10K", CPCMicros: 990000, Competition: 0.05, Monthly: months("2026-10", 1, 7)},
+				{Keyword: "football boots", Volume: i64(1000), VolumeRange: "1K – 10K", CPCMicros: i64(990000), Competition: f64(0.05), Monthly: months("2026-10", 1, 7)},
 			},
 		},
 		"de": {keywords: []kw.KeywordRecord{}, related: []kw.RelatedRow{}, intents: []kw.IntentRow{}},
@@ -63,8 +63,8 @@ func testLake(tb testing.TB, data string) {
 	})
 	// Another date must not leak in.
 	writeLake(tb, data, "2026-11-20", map[string]lakeCountry{
-		"us": {keywords: []kw.KeywordRecord{{Keyword: "old keyword", Volume: 1}}},
-		"it": {keywords: []kw.KeywordRecord{{Keyword: "scarpe", Volume: 1}}},
+		"us": {keywords: []kw.KeywordRecord{{Keyword: "old keyword", Volume: i64(1)}}},
+		"it": {keywords: []kw.KeywordRecord{{Keyword: "scarpe", Volume: i64(1)}}},
 	})
 }
 
@@ -104,7 +104,7 @@ func TestBuildLookup(t *testing.T) {
 
 	var rsRelated []kw.RelatedKeyword
 	for i := 1; i <= 10; i++ {
-		rsRelated = append(rsRelated, kw.RelatedKeyword{Keyword: fmt.Sprintf("rs %02d", i), Overlap: int32(20 - i), Volume: int64(1000 * i), CPCMicros: int64(10000 * i), SameIntent: i%2 == 0})
+		rsRelated = append(rsRelated, kw.RelatedKeyword{Keyword: fmt.Sprintf("rs %02d", i), Overlap: int32(20 - i), Volume: i64(int64(1000 * i)), CPCMicros: i64(int64(10000 * i)), SameIntent: i%2 == 0})
 	}
 	tests := []struct {
 		country, keyword string
@@ -112,21 +112,21 @@ func TestBuildLookup(t *testing.T) {
 		err              error
 	}{
 		{"US", "running shoes", kw.Entry{
-			Keyword: "running shoes", Country: "US", Volume: 301000, CPCMicros: 1230000, Competition: 0.87, CompetitionLevel: "HIGH",
+			Keyword: "running shoes", Country: "US", Volume: i64(301000), CPCMicros: i64(1230000), Competition: f64(0.87), CompetitionLevel: "HIGH",
 			Intent: "running shoes", Trend: months("2025-11", 12, 200003), Related: rsRelated,
 		}, nil},
 		{"us", "best running shoes", kw.Entry{
-			Keyword: "best running shoes", Country: "US", Volume: 90500, CPCMicros: 1450000, Competition: 0.61, CompetitionLevel: "MEDIUM",
+			Keyword: "best running shoes", Country: "US", Volume: i64(90500), CPCMicros: i64(1450000), Competition: f64(0.61), CompetitionLevel: "MEDIUM",
 			Intent: "running shoes", Trend: months("2026-08", 3, 100),
-			Related: []kw.RelatedKeyword{{Keyword: "running shoes", Overlap: 14, Volume: 301000, CPCMicros: 1230000, SameIntent: true}},
+			Related: []kw.RelatedKeyword{{Keyword: "running shoes", Overlap: 14, Volume: i64(301000), CPCMicros: i64(1230000), SameIntent: true}},
 		}, nil},
 		{"US", "trail shoes", kw.Entry{
-			Keyword: "trail shoes", Country: "US", Intent: "trail shoes",
-			Trend: []kw.MonthlySearches{{Month: "2026-01", Searches: 1}, {Month: "2026-02", Searches: 2}, {Month: "2026-03", Searches: 3}},
+			Keyword: "trail shoes", Country: "US", Intent: "trail shoes", Volume: i64(0), Competition: f64(0), // zero is a value
+			Trend: []kw.MonthlySearches{{Month: "2026-01", Searches: i64(1)}, {Month: "2026-02", Searches: i64(2)}, {Month: "2026-03", Searches: i64(3)}},
 		}, nil},
-		{"US", "zzz no trend", kw.Entry{Keyword: "zzz no trend", Country: "US", Volume: 10, CompetitionLevel: "UNSPECIFIED", Intent: "zzz leader"}, nil},
+		{"US", "zzz no trend", kw.Entry{Keyword: "zzz no trend", Country: "US", Volume: i64(10), CompetitionLevel: "UNSPECIFIED", Intent: "zzz leader"}, nil},
 		{"gb", "football boots", kw.Entry{
-			Keyword: "football boots", Country: "GB", Volume: 1000, VolumeRange: "1K – 10K", CPCMicros: 990000, Competition: 0.05,
+			Keyword: "football boots", Country: "GB", Volume: i64(1000), VolumeRange: "1K – 10K", CPCMicros: i64(990000), Competition: f64(0.05),
 			Intent: "football boots", Trend: months("2026-10", 1, 7),
 		}, nil},
 		{"US", "aaa orphan", kw.Entry{}, kw.ErrNotFound},

@@ -10,8 +10,13 @@ import (
 )
 
 // ValueVersion is the first byte of every value EncodeEntry writes. A
-// reader refuses any other version rather than guess at its layout.
-const ValueVersion = 1
+// reader refuses any version but this and valueVersion1 (the layout before
+// missing values, whose builds stay readable until the next build) rather
+// than guess at its layout.
+const ValueVersion = 2
+
+// valueVersion1 held every number, missing or not, as a plain value.
+const valueVersion1 = 1
 
 // Bounds of a value. They are the SPEC's limits (12 trend months, 10
 // related keywords), and they keep DecodeEntry from allocating more than a
@@ -36,30 +41,39 @@ const (
 const maxMonth = 9999*12 + 11
 
 // EncodeEntry appends the value encoding of e to dst and returns the
-// extended slice. Version 1 is, in order:
+// extended slice. Version 2 is, in order:
 //
-//	version   byte 1
-//	volume    varint
+//	version   byte 2
+//	volume    opt
 //	range     string (uvarint length, bytes)
-//	cpc       varint micros
-//	comp      uvarint hundredths (competition 0.87 is 87; clamped to 0..65535)
+//	cpc       opt micros
+//	comp      uvarint: 0 missing, else hundredths+1 (competition 0.87 is 88;
+//	          hundredths clamped to 0..65534)
 //	level     byte: 0 "", 1 LOW, 2 MEDIUM, 3 HIGH, 4 followed by a string
 //	intent    string; empty when the intent is the keyword itself
 //	trend     uvarint n (≤ 12); then the first month as uvarint year*12+month-1
-//	          and varint searches; then n-1 times a uvarint month delta (≥ 1)
-//	          and varint searches
-//	related   uvarint n (≤ 10); n times: keyword string, volume varint,
-//	          cpc varint, uvarint overlap<<1 | same_intent
+//	          and opt searches; then n-1 times a uvarint month delta (≥ 1)
+//	          and opt searches
+//	related   uvarint n (≤ 10); n times: keyword string, volume opt,
+//	          cpc opt, uvarint overlap<<1 | same_intent
+//
+// where opt is a number that may be missing: uvarint 0 when it is, else
+// the zig-zag encoding of the number plus one. Version 1 was the same with
+// every opt a plain varint and comp plain hundredths.
 //
 // Keyword and Country are not stored: they are the key. Only the last 12
 // trend months and the first 10 related keywords are kept, and a month that
 // is not "YYYY-MM" or not later than the one before it is dropped.
 func EncodeEntry(dst []byte, e *kw.Entry) []byte {
 	dst = append(dst, ValueVersion)
-	dst = binary.AppendVarint(dst, e.Volume)
+	dst = appendOpt(dst, e.Volume)
 	dst = appendString(dst, e.VolumeRange)
-	dst = binary.AppendVarint(dst, e.CPCMicros)
-	dst = binary.AppendUvarint(dst, uint64(competitionHundredths(e.Competition)))
+	dst = appendOpt(dst, e.CPCMicros)
+	if e.Competition == nil || math.IsNaN(*e.Competition) {
+		dst = binary.AppendUvarint(dst, 0)
+	} else {
+		dst = binary.AppendUvarint(dst, uint64(competitionHundredths(*e.Competition))+1)
+	}
 	switch e.CompetitionLevel {
 	case "":
 		dst = append(dst, levelNone)
@@ -104,8 +118,8 @@ func encodeEntryWithRelated(dst []byte, e *kw.Entry, related []byte) []byte {
 // appendRelated appends one related keyword of the related section.
 func appendRelated(dst []byte, r *kw.RelatedKeyword) []byte {
 	dst = appendString(dst, r.Keyword)
-	dst = binary.AppendVarint(dst, r.Volume)
-	dst = binary.AppendVarint(dst, r.CPCMicros)
+	dst = appendOpt(dst, r.Volume)
+	dst = appendOpt(dst, r.CPCMicros)
 	bits := uint64(uint32(r.Overlap)) << 1
 	if r.SameIntent {
 		bits |= 1
@@ -142,9 +156,20 @@ func appendTrend(dst []byte, trend []kw.MonthlySearches) []byte {
 			dst = binary.AppendUvarint(dst, uint64(months[i]-prev))
 		}
 		prev = months[i]
-		dst = binary.AppendVarint(dst, trend[idx[i]].Searches)
+		dst = appendOpt(dst, trend[idx[i]].Searches)
 	}
 	return dst
+}
+
+// appendOpt appends a number that may be missing: 0 for nil, else its
+// zig-zag encoding plus one. The least int64, whose code would wrap to 0,
+// is stored as the next one: no count or amount comes near it.
+func appendOpt(dst []byte, v *int64) []byte {
+	if v == nil {
+		return binary.AppendUvarint(dst, 0)
+	}
+	x := max(*v, math.MinInt64+1)
+	return binary.AppendUvarint(dst, uint64(x<<1^x>>63)+1)
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -159,8 +184,8 @@ func competitionHundredths(c float64) uint16 {
 	switch {
 	case !(h > 0): // also NaN
 		return 0
-	case h > math.MaxUint16:
-		return math.MaxUint16
+	case h > math.MaxUint16-1:
+		return math.MaxUint16 - 1
 	}
 	return uint16(h)
 }
@@ -227,17 +252,24 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 	if len(b) == 0 {
 		return e, fmt.Errorf("%w: empty", errCorrupt)
 	}
-	if b[0] != ValueVersion {
-		return e, fmt.Errorf("%w: unknown format version %d (this build reads %d)", errCorrupt, b[0], ValueVersion)
+	if b[0] != ValueVersion && b[0] != valueVersion1 {
+		return e, fmt.Errorf("%w: unknown format version %d (this build reads %d and %d)", errCorrupt, b[0], valueVersion1, ValueVersion)
 	}
-	d := decoder{s: string(b), off: 1}
-	e.Volume = d.varint()
+	// The numbers of one entry share one allocation.
+	nums := new(entryNumbers)
+	d := decoder{s: string(b), off: 1, v1: b[0] == valueVersion1, nums: nums.ints[:0]}
+	e.Volume = d.opt()
 	e.VolumeRange = d.str()
-	e.CPCMicros = d.varint()
-	if h := d.uvarint(); h > math.MaxUint16 {
+	e.CPCMicros = d.opt()
+	switch h := d.uvarint(); {
+	case h > math.MaxUint16:
 		d.fail("competition out of range")
-	} else {
-		e.Competition = float64(h) / 100
+	case d.v1:
+		nums.comp = float64(h) / 100
+		e.Competition = &nums.comp
+	case h > 0:
+		nums.comp = float64(h-1) / 100
+		e.Competition = &nums.comp
 	}
 	switch d.byte() {
 	case levelNone:
@@ -266,7 +298,7 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 				break
 			}
 			m += int(step)
-			e.Trend[i] = kw.MonthlySearches{Month: monthName(m), Searches: d.varint()}
+			e.Trend[i] = kw.MonthlySearches{Month: monthName(m), Searches: d.opt()}
 		}
 	}
 	if n := d.count(maxRelated, 4); n > 0 {
@@ -274,8 +306,8 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 		for i := range e.Related {
 			r := &e.Related[i]
 			r.Keyword = d.str()
-			r.Volume = d.varint()
-			r.CPCMicros = d.varint()
+			r.Volume = d.opt()
+			r.CPCMicros = d.opt()
 			bits := d.uvarint()
 			if bits>>1 > math.MaxUint32 {
 				d.fail("overlap out of range")
@@ -293,12 +325,42 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 	return e, nil
 }
 
+// entryNumbers holds the numbers of one decoded entry: every number a value
+// can hold, so that their pointers cost one allocation.
+type entryNumbers struct {
+	ints [2 + maxTrend + 2*maxRelated]int64
+	comp float64
+}
+
 // decoder reads a value; the first error sticks and later reads return
 // zero values, so DecodeEntry checks once at the end.
 type decoder struct {
-	s   string
-	off int
-	err error
+	s    string
+	off  int
+	err  error
+	v1   bool    // the value is version 1: numbers are never missing
+	nums []int64 // where opt puts the numbers it returns
+}
+
+// opt reads a number that may be missing.
+func (d *decoder) opt() *int64 {
+	var v int64
+	if d.v1 {
+		v = d.varint()
+	} else {
+		u := d.uvarint()
+		if u == 0 {
+			return nil
+		}
+		u--
+		v = int64(u>>1) ^ -int64(u&1)
+	}
+	if len(d.nums) == cap(d.nums) {
+		d.fail("more numbers than a value holds")
+		return nil
+	}
+	d.nums = append(d.nums, v)
+	return &d.nums[len(d.nums)-1]
 }
 
 func (d *decoder) fail(what string) {

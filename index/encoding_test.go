@@ -16,11 +16,11 @@ import (
 // keyword, country or self intent).
 func fullEntry() kw.Entry {
 	e := kw.Entry{
-		Volume: 301000, VolumeRange: "100K – 1M", CPCMicros: 1_234_567, Competition: 0.87, CompetitionLevel: "HIGH",
+		Volume: i64(301000), VolumeRange: "100K – 1M", CPCMicros: i64(1_234_567), Competition: f64(0.87), CompetitionLevel: "HIGH",
 		Intent: "running shoes", Trend: months("2025-11", 12, 246000),
 	}
 	for i := 0; i < 10; i++ {
-		e.Related = append(e.Related, kw.RelatedKeyword{Keyword: fmt.Sprintf("related %d", i), Volume: int64(90500 - i), CPCMicros: int64(1_450_000 + i), Overlap: int32(14 - i), SameIntent: i < 3})
+		e.Related = append(e.Related, kw.RelatedKeyword{Keyword: fmt.Sprintf("related %d", i), Volume: i64(int64(90500 - i)), CPCMicros: i64(int64(1_450_000 + i)), Overlap: int32(14 - i), SameIntent: i < 3})
 	}
 	return e
 }
@@ -33,19 +33,32 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	}{
 		{"zero", kw.Entry{}, kw.Entry{}},
 		{"full", fullEntry(), fullEntry()},
-		{"key fields are not stored", kw.Entry{Keyword: "k", Country: "US", Intent: "k", Volume: 5}, kw.Entry{Volume: 5}},
-		{"negative numbers", kw.Entry{Volume: -1, CPCMicros: math.MinInt64, Related: []kw.RelatedKeyword{{Volume: math.MaxInt64, CPCMicros: -7, Overlap: -3}}},
-			kw.Entry{Volume: -1, CPCMicros: math.MinInt64, Related: []kw.RelatedKeyword{{Volume: math.MaxInt64, CPCMicros: -7, Overlap: -3}}}},
+		{"key fields are not stored", kw.Entry{Keyword: "k", Country: "US", Intent: "k", Volume: i64(5)}, kw.Entry{Volume: i64(5)}},
+		{"negative numbers", kw.Entry{Volume: i64(-1), CPCMicros: i64(math.MinInt64 + 1), Related: []kw.RelatedKeyword{{Volume: i64(math.MaxInt64), CPCMicros: i64(-7), Overlap: -3}}},
+			kw.Entry{Volume: i64(-1), CPCMicros: i64(math.MinInt64 + 1), Related: []kw.RelatedKeyword{{Volume: i64(math.MaxInt64), CPCMicros: i64(-7), Overlap: -3}}}},
+		{"the least int64 is stored as the next one", kw.Entry{Volume: i64(math.MinInt64)}, kw.Entry{Volume: i64(math.MinInt64 + 1)}},
+		{"zero is a value, not a missing one", kw.Entry{Volume: i64(0), CPCMicros: i64(0), Competition: f64(0),
+			Trend:   []kw.MonthlySearches{{Month: "2026-01", Searches: i64(0)}},
+			Related: []kw.RelatedKeyword{{Keyword: "r", Volume: i64(0), CPCMicros: i64(0)}}},
+			kw.Entry{Volume: i64(0), CPCMicros: i64(0), Competition: f64(0),
+				Trend:   []kw.MonthlySearches{{Month: "2026-01", Searches: i64(0)}},
+				Related: []kw.RelatedKeyword{{Keyword: "r", Volume: i64(0), CPCMicros: i64(0)}}}},
+		{"missing values stay missing", kw.Entry{VolumeRange: "1K – 10K", CompetitionLevel: "HIGH",
+			Trend:   []kw.MonthlySearches{{Month: "2026-01"}, {Month: "2026-02", Searches: i64(7)}},
+			Related: []kw.RelatedKeyword{{Keyword: "r", Overlap: 3}}},
+			kw.Entry{VolumeRange: "1K – 10K", CompetitionLevel: "HIGH",
+				Trend:   []kw.MonthlySearches{{Month: "2026-01"}, {Month: "2026-02", Searches: i64(7)}},
+				Related: []kw.RelatedKeyword{{Keyword: "r", Overlap: 3}}}},
 		{"levels", kw.Entry{CompetitionLevel: "LOW"}, kw.Entry{CompetitionLevel: "LOW"}},
 		{"medium", kw.Entry{CompetitionLevel: "MEDIUM"}, kw.Entry{CompetitionLevel: "MEDIUM"}},
 		{"other level", kw.Entry{CompetitionLevel: "UNSPECIFIED"}, kw.Entry{CompetitionLevel: "UNSPECIFIED"}},
-		{"competition rounds to hundredths", kw.Entry{Competition: 0.876}, kw.Entry{Competition: 0.88}},
-		{"competition clamps", kw.Entry{Competition: -0.5}, kw.Entry{}},
-		{"competition NaN", kw.Entry{Competition: math.NaN()}, kw.Entry{}},
-		{"competition huge", kw.Entry{Competition: 1e9}, kw.Entry{Competition: 655.35}},
+		{"competition rounds to hundredths", kw.Entry{Competition: f64(0.876)}, kw.Entry{Competition: f64(0.88)}},
+		{"competition clamps", kw.Entry{Competition: f64(-0.5)}, kw.Entry{Competition: f64(0)}},
+		{"competition NaN is no value", kw.Entry{Competition: f64(math.NaN())}, kw.Entry{}},
+		{"competition huge", kw.Entry{Competition: f64(1e9)}, kw.Entry{Competition: f64(655.34)}},
 		{"last 12 months kept", kw.Entry{Trend: months("2024-01", 30, 0)}, kw.Entry{Trend: months("2025-07", 12, 18)}},
-		{"bad months dropped", kw.Entry{Trend: []kw.MonthlySearches{{Month: "2026-1", Searches: 1}, {Month: "2026-02", Searches: 2}, {Month: "2026-02", Searches: 3}, {Month: "2025-12", Searches: 4}, {Month: "0999-00"}, {Month: "2027-12", Searches: -5}}},
-			kw.Entry{Trend: []kw.MonthlySearches{{Month: "2026-02", Searches: 2}, {Month: "2027-12", Searches: -5}}}},
+		{"bad months dropped", kw.Entry{Trend: []kw.MonthlySearches{{Month: "2026-1", Searches: i64(1)}, {Month: "2026-02", Searches: i64(2)}, {Month: "2026-02", Searches: i64(3)}, {Month: "2025-12", Searches: i64(4)}, {Month: "0999-00"}, {Month: "2027-12", Searches: i64(-5)}}},
+			kw.Entry{Trend: []kw.MonthlySearches{{Month: "2026-02", Searches: i64(2)}, {Month: "2027-12", Searches: i64(-5)}}}},
 		{"months outside the cached years", kw.Entry{Trend: []kw.MonthlySearches{{Month: "0001-01"}, {Month: "1999-12"}, {Month: "2100-01"}, {Month: "9999-12"}}},
 			kw.Entry{Trend: []kw.MonthlySearches{{Month: "0001-01"}, {Month: "1999-12"}, {Month: "2100-01"}, {Month: "9999-12"}}}},
 		{"first 10 related kept", kw.Entry{Related: make([]kw.RelatedKeyword, 15)}, kw.Entry{Related: make([]kw.RelatedKeyword, 10)}},
@@ -77,7 +90,7 @@ func TestDecodeEntryRefuses(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "empty"},
-		{"future version", append([]byte{2}, valid[1:]...), "unknown format version 2"},
+		{"future version", append([]byte{3}, valid[1:]...), "unknown format version 3"},
 		{"version zero", []byte{0}, "unknown format version 0"},
 		{"trailing byte", append(append([]byte{}, valid...), 0), "trailing"},
 		{"truncated", valid[:len(valid)-1], "truncated"},
@@ -105,13 +118,44 @@ func TestDecodeEntryRefuses(t *testing.T) {
 	}
 }
 
+// TestDecodeEntryVersion1 reads a value of the layout before missing
+// values, which a server meets in the build it serves when it is upgraded:
+// every number of it is a value, zero included.
+func TestDecodeEntryVersion1(t *testing.T) {
+	b := []byte{1,
+		10,               // volume 5 (zig-zag)
+		0,                // no range
+		0,                // cpc 0
+		87,               // competition 0.87
+		3,                // HIGH
+		0,                // intent is the keyword
+		1,                // one month:
+		0xf8, 0xbd, 0x01, // 2026-01 (2026*12+0 = 24312)
+		4,      // 2 searches
+		1,      // one related:
+		1, 'r', // "r"
+		0, 2, // volume 0, cpc 1
+		7, // overlap 3, same intent
+	}
+	got, err := DecodeEntry(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kw.Entry{Volume: i64(5), CPCMicros: i64(0), Competition: f64(0.87), CompetitionLevel: "HIGH",
+		Trend:   []kw.MonthlySearches{{Month: "2026-01", Searches: i64(2)}},
+		Related: []kw.RelatedKeyword{{Keyword: "r", Volume: i64(0), CPCMicros: i64(1), Overlap: 3, SameIntent: true}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DecodeEntry(version 1) =\n%+v, want\n%+v", got, want)
+	}
+}
+
 func TestDecodeEntryAllocations(t *testing.T) {
 	e := fullEntry()
 	b := EncodeEntry(nil, &e)
 	// One copy of the value for all strings, one trend slice, one related
-	// slice; month names come from a table.
-	if n := testing.AllocsPerRun(100, func() { DecodeEntry(b) }); n > 3 {
-		t.Errorf("DecodeEntry allocates %v times, want at most 3", n)
+	// slice, one block for the numbers; month names come from a table.
+	if n := testing.AllocsPerRun(100, func() { DecodeEntry(b) }); n > 4 {
+		t.Errorf("DecodeEntry allocates %v times, want at most 4", n)
 	}
 }
 

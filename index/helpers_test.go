@@ -83,11 +83,11 @@ func simpleLake(tb testing.TB, data, date, cc string, n int, volume int64) {
 	c := lakeCountry{}
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("kw %06d", i)
-		c.keywords = append(c.keywords, kw.KeywordRecord{Keyword: k, Volume: volume, CPCMicros: 1_500_000, Competition: 0.5,
-			Monthly: []kw.MonthlySearches{{Month: "2026-10", Searches: volume}}})
+		c.keywords = append(c.keywords, kw.KeywordRecord{Keyword: k, Volume: i64(volume), CPCMicros: i64(1_500_000), Competition: f64(0.5),
+			Monthly: []kw.MonthlySearches{{Month: "2026-10", Searches: i64(volume)}}})
 		c.related = append(c.related,
-			kw.RelatedRow{Keyword: k, Rank: 1, Related: fmt.Sprintf("kw %06d", (i+1)%n), Overlap: 9, Volume: volume},
-			kw.RelatedRow{Keyword: k, Rank: 2, Related: fmt.Sprintf("kw %06d", (i+2)%n), Overlap: 3, Volume: volume})
+			kw.RelatedRow{Keyword: k, Rank: 1, Related: fmt.Sprintf("kw %06d", (i+1)%n), Overlap: 9, Volume: i64(volume)},
+			kw.RelatedRow{Keyword: k, Rank: 2, Related: fmt.Sprintf("kw %06d", (i+2)%n), Overlap: 3, Volume: i64(volume)})
 		c.intents = append(c.intents, kw.IntentRow{Keyword: k, Intent: "kw 000000"})
 	}
 	writeLake(tb, data, date, map[string]lakeCountry{cc: c})
@@ -120,7 +120,11 @@ func indexEntries(tb testing.TB, data string) []string {
 func simpleKeywords(n int, volume int64) []kw.KeywordRecord {
 	var out []kw.KeywordRecord
 	for i := 0; i < n; i++ {
-		out = append(out, kw.KeywordRecord{Keyword: fmt.Sprintf("kw %06d", i), Volume: volume})
+		out = append(out, kw.KeywordRecord{Keyword: fmt.Sprintf("kw %06d", i), Volume: i64(volume)})
 	}
 	return out
 }
+
+// i64 and f64 are the nullable numbers of records and entries.
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }

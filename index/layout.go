@@ -45,7 +45,15 @@ type Manifest struct {
 	// and of every country); a store looks them all up before it serves the
 	// build.
 	Probes []Probe `json:"probes"`
+	// Examples are, per upper-case country code, its most searched
+	// keywords, those with related keywords first (at most MaxExamples):
+	// what the home page offers to try, so its links always answer. Absent
+	// in builds made before it existed.
+	Examples map[string][]string `json:"examples,omitempty"`
 }
+
+// MaxExamples is the most example keywords a build records per country.
+const MaxExamples = 3
 
 // Probe is one key of a build: a country and a normalized keyword.
 type Probe struct {

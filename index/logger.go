@@ -15,8 +15,10 @@ type pebbleLogger struct {
 	fatal func(msg string)
 }
 
+// Infof logs at debug: Pebble's informational lines ("Found 0 WALs", WAL
+// replays) describe its internals, not anything an operator acts on.
 func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Info(fmt.Sprintf(format, args...))
+	l.log.Debug(fmt.Sprintf(format, args...))
 }
 
 func (l pebbleLogger) Errorf(format string, args ...any) {

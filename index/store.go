@@ -298,6 +298,7 @@ func (s *Store) openBuild(id string) (*handle, error) {
 		DataDate:  m.DataDate,
 		BuiltAt:   m.BuiltAt,
 		Countries: m.Countries,
+		Examples:  m.Examples,
 	}}
 	if h.info.Countries == nil {
 		h.info.Countries = map[string]int{}

@@ -41,7 +41,7 @@ func TestStoreBeforeAnyIndex(t *testing.T) {
 		t.Fatalf("Info after Reload = %+v, %v; want build %s", info, ok, m.BuildID)
 	}
 	e, err := s.Lookup(context.Background(), "US", "kw 000001")
-	if err != nil || e.Volume != 42 {
+	if err != nil || kw.Deref(e.Volume) != 42 {
 		t.Fatalf("Lookup = %+v, %v", e, err)
 	}
 }
@@ -235,7 +235,7 @@ func TestStoreRefusesDamagedBuild(t *testing.T) {
 			if info, _ := s.Info(); info.Version != ids[0] {
 				t.Errorf("serving %s after refusing a damaged build, want %s", info.Version, ids[0])
 			}
-			if e, err := s.Lookup(context.Background(), "US", "kw 000007"); err != nil || e.Volume != 1 {
+			if e, err := s.Lookup(context.Background(), "US", "kw 000007"); err != nil || kw.Deref(e.Volume) != 1 {
 				t.Errorf("old build after a refusal: %+v, %v", e, err)
 			}
 			if closed.Load() != 0 {
@@ -250,7 +250,7 @@ func TestStoreRefusesDamagedBuild(t *testing.T) {
 			if err := s.reload(false); err != nil {
 				t.Fatal(err)
 			}
-			if e, err := s.Lookup(context.Background(), "US", "kw 000007"); err != nil || e.Volume != 3 {
+			if e, err := s.Lookup(context.Background(), "US", "kw 000007"); err != nil || kw.Deref(e.Volume) != 3 {
 				t.Errorf("after a good build: %+v, %v", e, err)
 			}
 			if info, _ := s.Info(); info.Version != ids[2] {
@@ -351,13 +351,13 @@ func TestStoreSwap(t *testing.T) {
 			for i := 0; i < 2_000_000 && !stop.Load(); i++ {
 				k := fmt.Sprintf("kw %06d", (i*7+r)%keywords)
 				e, err := s.Lookup(context.Background(), "US", k)
-				if err != nil || e.Keyword != k || e.Volume < 100 || e.Volume > 100+builds || len(e.Related) != 2 {
+				if err != nil || e.Keyword != k || kw.Deref(e.Volume) < 100 || kw.Deref(e.Volume) > 100+builds || len(e.Related) != 2 {
 					if failures.Add(1) < 5 {
 						t.Errorf("Lookup(%q) = %+v, %v", k, e, err)
 					}
 					continue
 				}
-				seen[e.Volume-100].Add(1)
+				seen[kw.Deref(e.Volume)-100].Add(1)
 			}
 		}()
 	}
@@ -482,7 +482,7 @@ func TestStoreRetriesRefusedBuild(t *testing.T) {
 	if info, _ := s.Info(); info.Version != next {
 		t.Fatalf("serving %s after the backoff, want the retried build %s", info.Version, next)
 	}
-	if e, err := s.Lookup(context.Background(), "US", "kw 000003"); err != nil || e.Volume != 2 {
+	if e, err := s.Lookup(context.Background(), "US", "kw 000003"); err != nil || kw.Deref(e.Volume) != 2 {
 		t.Errorf("lookup in the retried build: %+v, %v", e, err)
 	}
 }

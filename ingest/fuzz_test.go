@@ -56,16 +56,16 @@ func FuzzParsePlanner(f *testing.F) {
 			}
 			return
 		}
-		if st.Records != len(recs) || st.Bad != len(bad) || st.Lines != st.Records+st.Bad {
+		if st.Records != len(recs) || st.Bad != len(bad) || st.Lines != st.Records+st.Bad+st.Summaries {
 			t.Fatalf("stats %+v for %d records and %d bad rows", st, len(recs), len(bad))
 		}
 		checkBadLines(t, bad)
 		for _, r := range recs {
 			checkKeyword(t, r.Keyword)
-			if r.Volume < 0 || r.CPCMicros < 0 || r.BidLowMicros < 0 || r.BidHighMicros < 0 || r.Source != SourcePlanner {
+			if kw.Deref(r.Volume) < 0 || kw.Deref(r.CPCMicros) < 0 || kw.Deref(r.BidLowMicros) < 0 || kw.Deref(r.BidHighMicros) < 0 || r.Source != SourcePlanner {
 				t.Fatalf("record with insane numbers: %+v", r)
 			}
-			if c := r.Competition; c < 0 || c > 1 || math.Round(c*100)/100 != c {
+			if c := kw.Deref(r.Competition); c < 0 || c > 1 || math.Round(c*100)/100 != c {
 				t.Fatalf("competition %v is not 0.00-1.00", c)
 			}
 			switch r.CompetitionLevel {
@@ -74,7 +74,7 @@ func FuzzParsePlanner(f *testing.F) {
 				t.Fatalf("competition level %q", r.CompetitionLevel)
 			}
 			for i, m := range r.Monthly {
-				if _, err := time.Parse("2006-01", m.Month); err != nil || m.Searches < 0 || (i > 0 && m.Month <= r.Monthly[i-1].Month) {
+				if _, err := time.Parse("2006-01", m.Month); err != nil || kw.Deref(m.Searches) < 0 || (i > 0 && m.Month <= r.Monthly[i-1].Month) {
 					t.Fatalf("monthly %+v not oldest first with sane values", r.Monthly)
 				}
 			}

@@ -69,7 +69,7 @@ func (opt Options) withDefaults() (Options, error) {
 	}
 	c, ok := kw.LookupCountry(opt.Country)
 	if !ok {
-		return opt, fmt.Errorf("country %q is not supported; see kw.Countries for the list", opt.Country)
+		return opt, fmt.Errorf("country %q is not supported; write an ISO 3166-1 alpha-2 code such as us, gb or de (GET /v1/countries lists them all)", opt.Country)
 	}
 	opt.Country = strings.ToLower(c.Code)
 	if len(opt.PlannerCSV) == 0 && len(opt.SERPJSONL) == 0 {
@@ -105,6 +105,7 @@ type Report struct {
 	Date    string
 
 	KeywordRows int // planner rows accepted, before deduplication
+	Summaries   int // planner rows without a keyword (a segmentation's "All" total), skipped
 	Keywords    int // distinct keywords written
 	Duplicates  int // planner rows dropped for another row of the same keyword
 
@@ -157,9 +158,10 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			}
 			recs = append(recs, got...)
 			rep.KeywordRows += st.Records
-			log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad)
+			rep.Summaries += st.Summaries
+			log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad, "summaries", st.Summaries)
 			if len(st.MissingColumns) > 0 {
-				log.Warn("planner export lacks columns; their fields stay zero", "file", name, "columns", st.MissingColumns)
+				log.Warn("planner export lacks columns; their fields stay null", "file", name, "columns", st.MissingColumns)
 			}
 			return nil
 		})
@@ -239,13 +241,18 @@ func (f *fileBad) bad(b BadRow) {
 }
 
 // refuse returns a *NoGoodRowsError for a file with bad rows and no good
-// one. A file without data rows (empty SERP JSONL, a header-only export)
-// is not refused: it says there is nothing, not that it is the wrong file.
+// one, and a *NoRowsError for a file without data rows (an empty SERP
+// JSONL file, a header-only export): either would replace a partition
+// with nothing, which a nightly run must never publish.
 func (f *fileBad) refuse(name string, st ParseStats) error {
-	if st.Bad == 0 || st.Records > 0 {
+	switch {
+	case st.Records > 0:
 		return nil
+	case st.Bad > 0:
+		return &NoGoodRowsError{File: name, Bad: st.Bad, First: f.first}
+	default:
+		return &NoRowsError{File: name, Summaries: st.Summaries}
 	}
-	return &NoGoodRowsError{File: name, Bad: st.Bad, First: f.first}
 }
 
 // eachFile opens each file in turn and hands it to fn through a reader that

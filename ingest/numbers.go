@@ -116,8 +116,17 @@ func parseMicros(s string) (int64, error) {
 }
 
 // parseCount parses a whole count that may carry a K, M or B suffix
-// ("1,200", "1K", "1.5M"); the value must come out whole.
+// ("1,200", "1K", "1.5M") or be written in float notation ("5000000.0",
+// "1.74483905E9", as spreadsheets re-save exports); the value must come out
+// whole.
 func parseCount(s string) (int64, error) {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		t, err := expandExponent(s[:i], s[i+1:])
+		if err != nil {
+			return 0, err
+		}
+		s = t
+	}
 	mult, digits := uint64(1), 0
 	if n := len(s); n > 0 {
 		switch s[n-1] {
@@ -152,6 +161,30 @@ func parseCount(s string) (int64, error) {
 		v += f
 	}
 	return int64(v), nil
+}
+
+// expandExponent writes mantissa×10^exp as plain decimal text ("1.5", "3"
+// → "1500"), exactly: the mantissa is plain digits with an optional point,
+// and exp a small signed integer.
+func expandExponent(mantissa, exp string) (string, error) {
+	e, err := strconv.Atoi(exp)
+	if err != nil || e < -maxWholeDigits || e > maxWholeDigits {
+		return "", errNotNumber
+	}
+	whole, frac, _ := strings.Cut(mantissa, ".")
+	digits := whole + frac
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return "", errNotNumber
+	}
+	point := len(whole) + e // position of the point in digits
+	switch {
+	case point <= 0:
+		return "0." + strings.Repeat("0", -point) + digits, nil
+	case point >= len(digits):
+		return digits + strings.Repeat("0", point-len(digits)), nil
+	default:
+		return digits[:point] + "." + digits[point:], nil
+	}
 }
 
 // rangeDashes separate the bounds of a volume range ("1K – 10K").

@@ -15,19 +15,22 @@ import (
 // ParseStats counts what a parser read from one file.
 type ParseStats struct {
 	// Lines are the data lines: non-blank lines, after the header row of a
-	// planner export. Lines == Records + Bad.
+	// planner export. Lines == Records + Bad + Summaries.
 	Lines int
 	// Records are the lines accepted: keyword records, or SERPs emitted.
 	Records int
 	// Bad are the lines rejected; each was passed to the bad callback.
 	Bad int
+	// Summaries are planner rows without a keyword: a segmentation's "All"
+	// row totals the others and is no keyword, so it is skipped, not bad.
+	Summaries int
 
 	Rows           int // SERP result rows emitted
 	SkippedResults int // SERP results dropped: no valid rank or no valid URL key
 	Truncated      int // SERP results dropped for a rank past kw.MaxRank, or beyond kw.MaxRank of a line
 
 	// MissingColumns names the known planner columns the header lacks; the
-	// fields they feed are left zero.
+	// fields they feed are left null.
 	MissingColumns []string
 }
 
@@ -56,6 +59,21 @@ type NoGoodRowsError struct {
 func (e *NoGoodRowsError) Error() string {
 	return fmt.Sprintf("%s: none of its %d data rows is usable, so nothing was written; the first, line %d: %s",
 		e.File, e.Bad, e.First.Line, e.First.Reason)
+}
+
+// NoRowsError reports a file in the expected format without one data row:
+// an empty file, or a header (and summaries) only. Run refuses it and
+// writes nothing, as it does a file whose every row is bad.
+type NoRowsError struct {
+	File      string
+	Summaries int // summary rows it had, which are no keywords
+}
+
+func (e *NoRowsError) Error() string {
+	if e.Summaries > 0 {
+		return fmt.Sprintf("%s: has no keyword rows (only %d summary rows without a keyword), so nothing was written", e.File, e.Summaries)
+	}
+	return fmt.Sprintf("%s: has no data rows, so nothing was written", e.File)
 }
 
 // CurrencyError reports a planner export whose amounts are in a currency

@@ -2,9 +2,11 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,9 +60,12 @@ var (
 		"Searches: Dec 2025", "Searches: Jan 2026", "Searches: Feb 2026"}
 )
 
-// rec builds an expected planner record.
+// rec builds an expected planner record; a negative volume is none.
 func rec(keyword string, volume int64, fn ...func(*kw.KeywordRecord)) kw.KeywordRecord {
-	r := kw.KeywordRecord{Keyword: keyword, Volume: volume, Source: SourcePlanner}
+	r := kw.KeywordRecord{Keyword: keyword, Source: SourcePlanner}
+	if volume >= 0 {
+		r.Volume = i64(volume)
+	}
 	for _, f := range fn {
 		f(&r)
 	}
@@ -68,17 +73,29 @@ func rec(keyword string, volume int64, fn ...func(*kw.KeywordRecord)) kw.Keyword
 }
 
 func bids(low, high, cpc int64) func(*kw.KeywordRecord) {
-	return func(r *kw.KeywordRecord) { r.BidLowMicros, r.BidHighMicros, r.CPCMicros = low, high, cpc }
+	opt := func(v int64) *int64 { // negative: the export has no value
+		if v < 0 {
+			return nil
+		}
+		return i64(v)
+	}
+	return func(r *kw.KeywordRecord) {
+		r.BidLowMicros, r.BidHighMicros, r.CPCMicros = opt(low), opt(high), opt(cpc)
+	}
 }
 
 func comp(level string, c float64) func(*kw.KeywordRecord) {
-	return func(r *kw.KeywordRecord) { r.CompetitionLevel, r.Competition = level, c }
+	return func(r *kw.KeywordRecord) { r.CompetitionLevel, r.Competition = level, f64(c) }
 }
 
 func months(kv ...any) func(*kw.KeywordRecord) {
 	return func(r *kw.KeywordRecord) {
 		for i := 0; i < len(kv); i += 2 {
-			r.Monthly = append(r.Monthly, kw.MonthlySearches{Month: kv[i].(string), Searches: int64(kv[i+1].(int))})
+			m := kw.MonthlySearches{Month: kv[i].(string)}
+			if kv[i+1] != nil { // nil: the export left the month blank
+				m.Searches = i64(int64(kv[i+1].(int)))
+			}
+			r.Monthly = append(r.Monthly, m)
 		}
 	}
 }
@@ -95,8 +112,8 @@ func TestParsePlanner(t *testing.T) {
 	stdRecs := []kw.KeywordRecord{
 		rec("running shoes", 301000, bids(520000, 2670000, 1595000), comp("HIGH", 1),
 			months("2025-12", 246000, "2026-01", 301000, "2026-02", 368000)),
-		rec("trail running shoes", 1000, volRange("1K – 10K"), bids(1230000, 0, 1230000), comp("MEDIUM", 0.45),
-			months("2025-12", 1000, "2026-02", 2400)),
+		rec("trail running shoes", 1000, volRange("1K – 10K"), bids(1230000, -1, 1230000), comp("MEDIUM", 0.45),
+			months("2025-12", 1000, "2026-01", nil, "2026-02", 2400)),
 	}
 	type badWant struct {
 		line   int
@@ -164,8 +181,8 @@ func TestParsePlanner(t *testing.T) {
 				[]string{"short", "USD", "5"},
 				[]string{"", "", "", ""}, // blank line: not a data row
 				[]string{"high only", "USD", "5", "", "", "", "", "", "2.5"}),
-			want: []kw.KeywordRecord{rec("blank", 0), rec("dashes", 0), rec("short", 5),
-				rec("high only", 5, bids(0, 2500000, 2500000))},
+			want: []kw.KeywordRecord{rec("blank", -1), rec("dashes", -1), rec("short", 5),
+				rec("high only", 5, bids(-1, 2500000, 2500000))},
 		},
 		{
 			name: "money is exact",
@@ -175,9 +192,9 @@ func TestParsePlanner(t *testing.T) {
 				[]string{"b", "1,234.5678905", "0.29", "0", ""},
 				[]string{"c", "0.01", "0.02", "99.49", ""}),
 			want: []kw.KeywordRecord{
-				rec("a", 0, bids(1230000, 1, 615001), comp("", 0.43)),
-				rec("b", 0, bids(1234567891, 290000, 617428946), comp("", 0)),
-				rec("c", 0, bids(10000, 20000, 15000), comp("", 0.99)),
+				rec("a", -1, bids(1230000, 1, 615001), comp("", 0.43)),
+				rec("b", -1, bids(1234567891, 290000, 617428946), comp("", 0)),
+				rec("c", -1, bids(10000, 20000, 15000), comp("", 0.99)),
 			},
 			missing: []string{"Currency", "Competition", "Searches: Mon YYYY"},
 		},
@@ -186,7 +203,7 @@ func TestParsePlanner(t *testing.T) {
 			enc:  "utf8",
 			text: tsv([]string{"Keyword", "Avg. CPC", "Top of page bid (low range)", "Top of page bid (high range)", "Avg. monthly searches"},
 				[]string{"a", "0.70", "1", "2", "-"}, []string{"b", "", "1", "2", "-"}),
-			want:    []kw.KeywordRecord{rec("a", 0, bids(1000000, 2000000, 700000)), rec("b", 0, bids(1000000, 2000000, 1500000))},
+			want:    []kw.KeywordRecord{rec("a", -1, bids(1000000, 2000000, 700000)), rec("b", -1, bids(1000000, 2000000, 1500000))},
 			missing: []string{"Currency", "Competition", "Competition (indexed value)", "Searches: Mon YYYY"},
 		},
 		{
@@ -214,10 +231,10 @@ func TestParsePlanner(t *testing.T) {
 			name: "bad rows with physical line numbers",
 			enc:  "utf16le",
 			text: tsv(preamble1, preamble2, stdHeader, // lines 1-3
-				[]string{"", "USD", "100"}, // 4: no keyword
+				[]string{"", "USD", "100"}, // 4: no keyword: a summary row, skipped
 				[]string{"ok", "USD", "100"},
 				[]string{strings.Repeat("x", 81), "USD", "1"},                       // 6
-				[]string{"one two three four five six seven eight nine ten eleven"}, // 7
+				[]string{"one two three four five six seven eight nine ten eleven"}, // 7: fine, no word limit
 				[]string{"vol", "USD", "abc"},                                       // 8
 				[]string{"comma decimal", "USD", "1", "", "", "", "", "1,23"},       // 9
 				[]string{"level", "USD", "1", "", "", "Very high"},                  // 10
@@ -228,8 +245,8 @@ func TestParsePlanner(t *testing.T) {
 				[]string{"range", "USD", "10K – 1K"},                                // 15
 				[]string{"ctl\x01", "USD", "1"},                                     // 16
 			),
-			want: []kw.KeywordRecord{rec("ok", 100)},
-			bad: []badWant{{4, "keyword is empty"}, {6, "too long"}, {7, "too long"},
+			want: []kw.KeywordRecord{rec("ok", 100), rec("one two three four five six seven eight nine ten eleven", -1)},
+			bad: []badWant{{6, "too long"},
 				{8, `Avg. monthly searches "abc"`}, {9, `Top of page bid (low range) "1,23"`},
 				{10, `"Very high" is not Low`}, {11, `"101" is not a number from 0 to 100`},
 				{12, `Searches: Dec 2025 "x"`}, {13, `"US$" is not a currency code`},
@@ -244,7 +261,7 @@ func TestParsePlanner(t *testing.T) {
 			name: "not a planner export",
 			enc:  "utf8",
 			text: "keyword;volume\nshoes;10\n",
-			err:  `x.csv: not a Keyword Planner export: expected a header row starting with "Keyword" (tab-separated, UTF-16 or UTF-8)`,
+			err:  `x.csv: not a Keyword Planner export: expected a header row with a "Keyword" column (tab-separated, UTF-16 or UTF-8)`,
 		},
 		{
 			name: "binary garbage",
@@ -272,7 +289,7 @@ func TestParsePlanner(t *testing.T) {
 				[]string{"a", "10", "-", "-"}, []string{"b", "10", "--", ""}, []string{"c", "10", "—", "—"},
 				[]string{"d", "10", " ", "–"}, []string{"e", "10", "low", "3"}, []string{"f", "10", "?", ""}),
 			want: []kw.KeywordRecord{rec("a", 10), rec("b", 10), rec("c", 10), rec("d", 10), rec("e", 10, comp("LOW", 0.03))},
-			bad:  []badWant{{7, `Competition "?" is not Low, Medium or High`}},
+			bad:  []badWant{{7, `Competition "?" is not Low, Medium, High or a number from 0 to 1`}},
 		},
 		{
 			name: "dollar marks and grouped digits in amounts",
@@ -304,6 +321,46 @@ func TestParsePlanner(t *testing.T) {
 			},
 		},
 		{
+			name: "2020 export: N/A volume beside min and max search volume; Unknown competition",
+			enc:  "utf16le",
+			text: tsv(preamble1, []string{"Keyword", "Currency", "Avg. monthly searches", "Min search volume", "Max search volume",
+				"Competition", "Competition (indexed value)", "Top of page bid (low range)", "Top of page bid (high range)", "Searches: Jan 2020", "Searches: Feb 2020"},
+				[]string{"a", "USD", "N/A", "10,000", "100,000", "Unknown", "", "", "", "", ""},
+				[]string{"b", "USD", "1,300", "1,000", "10,000", "Low", "20", "0.5", "1.5", "900", ""},
+				[]string{"c", "USD", "N/A", "1,500", "", "unknown", "N/A", "N/A", "", "", ""}),
+			want: []kw.KeywordRecord{
+				// Jan 2020 has a value in some row, so a blank one is a null
+				// month; Feb 2020 has none in any row and is left out.
+				rec("a", 10000, volRange("10K – 100K"), months("2020-01", nil)),
+				rec("b", 1300, comp("LOW", 0.2), bids(500000, 1500000, 1000000), months("2020-01", 900)),
+				rec("c", 1500, months("2020-01", nil)),
+			},
+		},
+		{
+			name: "segmented export: a summary row without a keyword, float notation",
+			enc:  "utf16le",
+			text: tsv(preamble1, preamble2, []string{"Keyword", "Currency", "Segmentation", "Avg. monthly searches", "Competition", "Competition (indexed value)"},
+				[]string{"", "", "All", "1.74483905E9", "", ""},
+				[]string{"aa", "USD", "", "5000000.0", "Low", "9"},
+				[]string{"airgun", "USD", "", "", "", ""},
+				[]string{"big", "USD", "", "1.5E3", "High", "100"}),
+			want: []kw.KeywordRecord{rec("aa", 5000000, comp("LOW", 0.09)), rec("airgun", -1), rec("big", 1500, comp("HIGH", 1))},
+		},
+		{
+			name: "legacy AdWords export: Ad group first, decimal competition, suggested bid",
+			enc:  "utf16le",
+			text: tsv([]string{"Ad group", "Keyword", "Currency", "Avg. Monthly Searches (exact match only)", "Competition", "Suggested bid", "Impr. share"},
+				[]string{"Seed Keywords", "sepatu olahraga", "USD", "2900", "0.66", "0.18", "0.000"},
+				[]string{"Keyword Ideas", "sepatu lari", "USD", "480", "0.785", "", "0.000"},
+				[]string{"Keyword Ideas", "sepatu", "USD", "50", "1.5", "0.1", "0.000"}),
+			want: []kw.KeywordRecord{
+				rec("sepatu olahraga", 2900, comp("", 0.66), func(r *kw.KeywordRecord) { r.CPCMicros = i64(180000) }),
+				rec("sepatu lari", 480, comp("", 0.79)),
+			},
+			bad:     []badWant{{4, `Competition "1.5" is not Low, Medium, High or a number from 0 to 1`}},
+			missing: []string{"Searches: Mon YYYY"},
+		},
+		{
 			name: "month headers with or without a space after the colon",
 			enc:  "utf8",
 			text: tsv([]string{"Keyword", "Avg. monthly searches", "Searches:Jan 2026", "Searches: Dec 2025", "searches:  Feb 2026"},
@@ -330,7 +387,7 @@ func TestParsePlanner(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("records:\n got %+v\nwant %+v", got, tt.want)
+				t.Errorf("records:\n got %s\nwant %s", showRecords(got), showRecords(tt.want))
 			}
 			if len(bad) != len(tt.bad) {
 				t.Fatalf("bad rows = %v, want %d", bad, len(tt.bad))
@@ -340,7 +397,7 @@ func TestParsePlanner(t *testing.T) {
 					t.Errorf("bad row %d = %v, want line %d with %q", i, b, tt.bad[i].line, tt.bad[i].reason)
 				}
 			}
-			if st.Records != len(got) || st.Bad != len(bad) || st.Lines != st.Records+st.Bad {
+			if st.Records != len(got) || st.Bad != len(bad) || st.Lines != st.Records+st.Bad+st.Summaries {
 				t.Errorf("stats %+v do not match %d records and %d bad rows", st, len(got), len(bad))
 			}
 			if tt.missing != nil && !reflect.DeepEqual(st.MissingColumns, tt.missing) {
@@ -382,8 +439,8 @@ func TestParsePlannerFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 4 || len(bad) != 2 || bad[0].Line != 8 || bad[1].Line != 9 {
-			t.Fatalf("%s: %d records, bad %v; want 4 records and bad lines 8, 9", name, len(got), bad)
+		if len(got) != 4 || len(bad) != 1 || bad[0].Line != 9 {
+			t.Fatalf("%s: %d records, bad %v; want 4 records and bad line 9 (line 8, without a keyword, is a summary)", name, len(got), bad)
 		}
 		if got[3].Keyword != `best "fast" shoes` {
 			t.Errorf("quoted keyword = %q", got[3].Keyword)
@@ -429,5 +486,36 @@ func TestParseNumbers(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseCount(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// i64 and f64 are the nullable numbers of records and entries.
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }
+
+// showRecords prints records with their nullable numbers, as JSON.
+func showRecords(recs []kw.KeywordRecord) string {
+	b, _ := json.Marshal(recs)
+	return string(b)
+}
+
+// TestUnterminatedQuoteStaysOnItsLine: a keyword cell that opens a quote
+// and never closes it costs that row only, not the rows after it (which a
+// CSV reader would join into one cell up to the next quote).
+func TestUnterminatedQuoteStaysOnItsLine(t *testing.T) {
+	text := tsv([]string{"Keyword", "Currency", "Avg. monthly searches"},
+		[]string{`"broken shoes`, "USD", "10"},
+		[]string{"running shoes", "USD", "20"},
+		[]string{"trail shoes", "USD", "30"})
+	got, st, err := ParsePlanner(strings.NewReader(text), "q.csv", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Keyword)
+	}
+	if st.Records+st.Bad != 3 || !slices.Contains(names, "running shoes") || !slices.Contains(names, "trail shoes") {
+		t.Errorf("records %q, stats %+v; want the two rows after the broken one kept", names, st)
 	}
 }

@@ -51,9 +51,9 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Report{Country: "US", Date: "2026-03-01",
-		KeywordRows: 4, Keywords: 3, Duplicates: 1,
+		KeywordRows: 4, Summaries: 1, Keywords: 3, Duplicates: 1,
 		SERPLines: 5, SERPs: 2, SERPRows: 3, SERPDuplicates: 1, SkippedResults: 1,
-		BadCount: 4}
+		BadCount: 3}
 	gotBad := rep.Bad
 	rep.Bad = nil
 	if !reflect.DeepEqual(rep, want) {
@@ -64,7 +64,6 @@ func TestRun(t *testing.T) {
 		lines = append(lines, b.String())
 	}
 	wantLines := []string{
-		"testdata/keyword-planner-utf16le.csv:8: keyword is empty",
 		`testdata/keyword-planner-utf16le.csv:9: Avg. monthly searches "abc" is not a search volume`,
 		"testdata/serps.jsonl:3: not a JSON object",
 		"testdata/serps.jsonl:4: country de in a us run",
@@ -85,9 +84,9 @@ func TestRun(t *testing.T) {
 		t.Fatalf("keywords = %q, want %q", names, want)
 	}
 	rs := keywords[1]
-	wantRS := kw.KeywordRecord{Keyword: "running shoes", Volume: 301000, CPCMicros: 1595000, Competition: 1,
-		CompetitionLevel: "HIGH", BidLowMicros: 520000, BidHighMicros: 2670000, Source: SourcePlanner,
-		Monthly: []kw.MonthlySearches{{Month: "2025-12", Searches: 246000}, {Month: "2026-01", Searches: 301000}, {Month: "2026-02", Searches: 368000}}}
+	wantRS := kw.KeywordRecord{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1595000), Competition: f64(1),
+		CompetitionLevel: "HIGH", BidLowMicros: i64(520000), BidHighMicros: i64(2670000), Source: SourcePlanner,
+		Monthly: []kw.MonthlySearches{{Month: "2025-12", Searches: i64(246000)}, {Month: "2026-01", Searches: i64(301000)}, {Month: "2026-02", Searches: i64(368000)}}}
 	if !reflect.DeepEqual(rs, wantRS) {
 		t.Errorf("running shoes read back as %+v, want %+v", rs, wantRS)
 	}
@@ -134,7 +133,7 @@ func TestRunRefusesWholeFiles(t *testing.T) {
 		{"SERP file of the wrong format", Options{SERPJSONL: []string{good, csvAsJSONL}},
 			csvAsJSONL + `: not SERP JSONL: expected one JSON object a line like {"keyword": ..., "country": ..., "results": [{"rank": 1, "url": ...}]}`},
 		{"planner file of the wrong format", Options{PlannerCSV: []string{jsonlAsPlanner}, SERPJSONL: []string{good}},
-			jsonlAsPlanner + `: not a Keyword Planner export: expected a header row starting with "Keyword" (tab-separated, UTF-16 or UTF-8)`},
+			jsonlAsPlanner + `: not a Keyword Planner export: expected a header row with a "Keyword" column (tab-separated, UTF-16 or UTF-8)`},
 		{"currency without a rate", Options{PlannerCSV: []string{eur}, SERPJSONL: []string{good}}, "--usd-rate EUR=RATE"},
 		{"missing file", Options{PlannerCSV: []string{filepath.Join(dir, "nope.csv")}}, "cannot open"},
 		{"folder as file", Options{SERPJSONL: []string{dir}}, "it is a folder"},
@@ -174,7 +173,7 @@ func TestRunRefusesWholeFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "de", "2026-03-01")
-	if rep.Keywords != 1 || len(got) != 1 || got[0].BidHighMicros != 2_160_000 || got[0].CPCMicros != 1_620_000 {
+	if rep.Keywords != 1 || len(got) != 1 || kw.Deref(got[0].BidHighMicros) != 2_160_000 || kw.Deref(got[0].CPCMicros) != 1_620_000 {
 		t.Errorf("converted record = %+v", got)
 	}
 }
@@ -212,13 +211,13 @@ func TestRunBadRowsCapped(t *testing.T) {
 func TestWriteKeywords(t *testing.T) {
 	data := t.TempDir()
 	recs := []kw.KeywordRecord{
-		{Keyword: "b", Volume: 10, Source: "first"},
-		{Keyword: "a", Volume: 5},
-		{Keyword: "b", Volume: 30, Source: "largest"},
-		{Keyword: "c", Volume: 7, Source: "first tie"},
-		{Keyword: "b", Volume: 30, Source: "later tie"},
-		{Keyword: "c", Volume: 7, Source: "second tie"},
-		{Keyword: "B", Volume: 1},
+		{Keyword: "b", Volume: i64(10), Source: "first"},
+		{Keyword: "a", Volume: i64(5)},
+		{Keyword: "b", Volume: i64(30), Source: "largest"},
+		{Keyword: "c", Volume: i64(7), Source: "first tie"},
+		{Keyword: "b", Volume: i64(30), Source: "later tie"},
+		{Keyword: "c", Volume: i64(7), Source: "second tie"},
+		{Keyword: "B", Volume: i64(1)},
 	}
 	res, err := WriteKeywords(context.Background(), data, "GB", "2026-03-01", recs)
 	if err != nil {
@@ -261,19 +260,21 @@ func TestWriteSERPs(t *testing.T) {
 
 // TestRunRefusesFilesWithoutGoodRows checks that a file whose every data
 // row is bad (a file of another country, an export whose rows all fail)
-// fails the run and leaves the partitions of an earlier run in place,
-// while files with some good rows, or with no data rows at all, are
-// ingested as before.
+// fails the run and leaves the partitions of an earlier run in place, and
+// so does a file with no data rows at all (an empty SERP file, a
+// header-only export, summary rows only), while files with some good rows
+// are ingested as before.
 func TestRunRefusesFilesWithoutGoodRows(t *testing.T) {
 	dir := t.TempDir()
 	goodSERPs := writeFile(t, dir, "good.jsonl", []byte(serpJSON("a", "gb", 1, "https://a.com")+"\n"))
 	goodPlan := writeFile(t, dir, "good.csv", []byte(tsv([]string{"Keyword", "Avg. monthly searches"}, []string{"a", "10"})))
 	usSERPs := writeFile(t, dir, "us.jsonl", []byte("\n"+serpJSON("a", "us", 1, "https://a.com")+"\n"+serpJSON("b", "us", 1, "https://b.com")+"\n"))
 	badPlan := writeFile(t, dir, "bad.csv", []byte(tsv(preamble1, []string{"Keyword", "Avg. monthly searches"},
-		[]string{"a", "lots"}, []string{"", "5"})))
+		[]string{"a", "lots"}, []string{"b", "-5"})))
 	mixedSERPs := writeFile(t, dir, "mixed.jsonl", []byte(serpJSON("a", "us", 1, "https://a.com")+"\n"+serpJSON("b", "gb", 1, "https://b.com")+"\n"))
 	emptySERPs := writeFile(t, dir, "empty.jsonl", nil)
 	headerOnly := writeFile(t, dir, "header.csv", []byte(tsv([]string{"Keyword", "Avg. monthly searches"})))
+	summaryOnly := writeFile(t, dir, "summary.csv", []byte(tsv([]string{"Keyword", "Segmentation", "Avg. monthly searches"}, []string{"", "All", "1.74483905E9"})))
 	tests := []struct {
 		name     string
 		opt      Options
@@ -288,8 +289,9 @@ func TestRunRefusesFilesWithoutGoodRows(t *testing.T) {
 		{"planner export whose rows all fail", Options{PlannerCSV: []string{badPlan}, SERPJSONL: []string{goodSERPs}},
 			badPlan + `: none of its 2 data rows is usable, so nothing was written; the first, line 3: Avg. monthly searches "lots" is not a search volume`, 1, 1},
 		{"some good rows", Options{SERPJSONL: []string{mixedSERPs}}, "", 1, 1},
-		{"empty SERP file", Options{SERPJSONL: []string{emptySERPs}}, "", 1, 0},
-		{"header-only export", Options{PlannerCSV: []string{headerOnly}}, "", 0, 1},
+		{"empty SERP file", Options{SERPJSONL: []string{emptySERPs}}, emptySERPs + ": has no data rows, so nothing was written", 1, 1},
+		{"header-only export", Options{PlannerCSV: []string{headerOnly}}, headerOnly + ": has no data rows, so nothing was written", 1, 1},
+		{"summary-only export", Options{PlannerCSV: []string{summaryOnly}}, summaryOnly + ": has no keyword rows (only 1 summary rows without a keyword)", 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,8 +308,9 @@ func TestRunRefusesFilesWithoutGoodRows(t *testing.T) {
 			}
 			if tt.err != "" {
 				var ng *NoGoodRowsError
-				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.As(err, &ng) {
-					t.Fatalf("err = %v, want a *NoGoodRowsError containing %q", err, tt.err)
+				var nr *NoRowsError
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.As(err, &ng) && !errors.As(err, &nr) {
+					t.Fatalf("err = %v, want a *NoGoodRowsError or *NoRowsError containing %q", err, tt.err)
 				}
 			}
 			if n := len(readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "gb", "2026-03-01")); n != tt.keywords {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -435,7 +436,9 @@ func (p *serpParser) slow(b []byte) (reason string) {
 	if err := json.Unmarshal(b, &p.line); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return "unexpected JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+			// encoding/json's own text names Go types ("Go struct field
+			// serpLine.results of type []ingest.serpResult").
+			return unexpectedJSON(te)
 		}
 		return "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
 	}
@@ -512,3 +515,25 @@ func parseRank(n string) (int32, bool) {
 	}
 	return int32(v), true
 }
+
+// unexpectedJSON words a value of the wrong JSON type in a SERP line for
+// the person who wrote the file: which field, what it holds, what it
+// should hold.
+func unexpectedJSON(te *json.UnmarshalTypeError) string {
+	want := "another kind of value"
+	switch te.Type.Kind() {
+	case reflect.Slice:
+		want = "an array"
+	case reflect.Struct:
+		want = "an object"
+	case reflect.String, reflect.Pointer:
+		want = "a string"
+	}
+	if te.Field == "" {
+		return "unexpected JSON: the line is a JSON " + te.Value + ", not an object like " + serpLineExample
+	}
+	return fmt.Sprintf("unexpected JSON: %q is a JSON %s, not %s; write a line like %s", te.Field, te.Value, want, serpLineExample)
+}
+
+// serpLineExample is the shape of a SERP line, for messages.
+const serpLineExample = `{"keyword": "running shoes", "country": "us", "results": [{"rank": 1, "url": "https://..."}]}`

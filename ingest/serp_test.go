@@ -159,7 +159,7 @@ func TestParseSERPJSONL(t *testing.T) {
 				`["keyword"]` + "\n" + // 7
 				`{"results": []}` + "\n" + // 8
 				serpJSON("", "us") + "\n" + // 9
-				serpJSON(strings.Repeat("long ", 11), "us") + "\n" + // 10
+				serpJSON(strings.Repeat("long ", 17), "us") + "\n" + // 10: 84 characters
 				`{"keyword": 5}` + "\n" + // 11
 				serpJSON("no results", "") + "\r\n" + // 12
 				`{"keyword": "c"} trailing` + "\n" + // 13

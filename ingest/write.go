@@ -30,7 +30,8 @@ const writeBatch = 64 * 1024
 
 // WriteKeywords writes recs as the keywords partition of country and date,
 // atomically, replacing a partition of the same date. It keeps one record
-// a keyword: the one with the largest volume, the first in recs on ties;
+// a keyword: the one with the largest volume (a row without one counts
+// below a volume of 0), the first in recs on ties;
 // rows are written sorted by keyword (byte order). recs is reordered and
 // reused in place; callers must not use it afterwards.
 func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.KeywordRecord) (WriteResult, error) {
@@ -39,7 +40,7 @@ func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.Ke
 	for i := 0; i < len(recs); {
 		best, j := i, i+1
 		for ; j < len(recs) && recs[j].Keyword == recs[i].Keyword; j++ {
-			if recs[j].Volume > recs[best].Volume {
+			if kw.MoreVolume(recs[j].Volume, recs[best].Volume) {
 				best = j
 			}
 		}

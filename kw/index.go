@@ -18,10 +18,10 @@ type Entry struct {
 	Keyword          string
 	Country          string // upper case
 	DataDate         string // "YYYY-MM-DD", the lake date of the index build the entry came from
-	Volume           int64
+	Volume           *int64 // nil: the source gave no value (likewise CPCMicros, Competition)
 	VolumeRange      string
-	CPCMicros        int64
-	Competition      float64
+	CPCMicros        *int64
+	Competition      *float64
 	CompetitionLevel string
 	Intent           string
 	Trend            []MonthlySearches // up to 12 months, oldest first
@@ -31,8 +31,8 @@ type Entry struct {
 // RelatedKeyword is one related keyword as the index stores it.
 type RelatedKeyword struct {
 	Keyword    string
-	Volume     int64
-	CPCMicros  int64
+	Volume     *int64 // nil: no value (likewise CPCMicros)
+	CPCMicros  *int64
 	Overlap    int32
 	SameIntent bool
 }
@@ -43,6 +43,10 @@ type IndexInfo struct {
 	DataDate  string // "YYYY-MM-DD", the lake date it was built from
 	BuiltAt   time.Time
 	Countries map[string]int // upper-case country code -> keyword count
+	// Examples maps an upper-case country code to a few of its most
+	// searched keywords, most searched first, for pages to offer; empty
+	// for a build that recorded none.
+	Examples map[string][]string
 }
 
 // Index answers lookups. The index package implements it; the server depends

@@ -15,11 +15,10 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// The planner's own limits on a keyword, counted after normalization.
-const (
-	MaxKeywordChars = 80
-	MaxKeywordWords = 10
-)
+// MaxKeywordChars is the longest keyword, in characters after
+// normalization. There is no word limit: real planner exports hold keyword
+// ideas of more than 10 words.
+const MaxKeywordChars = 80
 
 // Errors of NormalizeKeyword. They are distinct so that callers can tell an
 // empty request from an oversized one.
@@ -31,37 +30,34 @@ var (
 
 // NormalizeKeyword applies SPEC §3: Unicode NFKC, Unicode lower case, white
 // space trimmed and every run collapsed to one ASCII space. A result longer
-// than MaxKeywordChars characters or MaxKeywordWords words is rejected with
-// an error wrapping ErrKeywordTooLong, never truncated.
+// than MaxKeywordChars characters is rejected with an error wrapping
+// ErrKeywordTooLong, never truncated.
 func NormalizeKeyword(s string) (string, error) {
-	if words, ok := plainASCII(s); ok && words <= MaxKeywordWords && len(s) <= MaxKeywordChars {
+	if len(s) <= MaxKeywordChars && plainASCII(s) {
 		return s, nil
 	}
 	return normalizeKeyword(s)
 }
 
 // plainASCII reports whether s is already normalized ASCII, as most
-// queries are, and counts its words: printable ASCII without upper-case
-// letters, single spaces between words. NFKC leaves ASCII unchanged, so
-// such a string is its own normalization and normalizeKeyword would
-// return it as is.
-func plainASCII(s string) (words int, ok bool) {
+// queries are: printable ASCII without upper-case letters, single spaces
+// between words. NFKC leaves ASCII unchanged, so such a string is its own
+// normalization and normalizeKeyword would return it as is.
+func plainASCII(s string) bool {
 	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
-		return 0, false
+		return false
 	}
-	words = 1
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == ' ':
 			if s[i-1] == ' ' {
-				return 0, false
+				return false
 			}
-			words++
 		case c < 0x21 || c > 0x7e || ('A' <= c && c <= 'Z'):
-			return 0, false
+			return false
 		}
 	}
-	return words, true
+	return true
 }
 
 // normalizeKeyword is NormalizeKeyword for any string.
@@ -96,8 +92,6 @@ func normalizeKeyword(s string) (string, error) {
 		return "", ErrKeywordEmpty
 	case n > MaxKeywordChars:
 		return "", fmt.Errorf("%w: %d characters, at most %d", ErrKeywordTooLong, n, MaxKeywordChars)
-	case words > MaxKeywordWords:
-		return "", fmt.Errorf("%w: %d words, at most %d", ErrKeywordTooLong, words, MaxKeywordWords)
 	}
 	return out, nil
 }

@@ -9,26 +9,53 @@ const (
 	DatasetIntents  = "intents"
 )
 
+// Missing values. A metric the source did not give is nil (a NULL in the
+// lake, null in JSON, "—" on a page), never 0: zero searches or a zero CPC
+// is a real measurement. Texts that are never empty when present (a range,
+// a competition level) use "" for missing instead, stored as NULL too.
+
 // MonthlySearches is the search volume of one calendar month.
 type MonthlySearches struct {
-	Month    string `parquet:"month"` // "YYYY-MM"
-	Searches int64  `parquet:"searches"`
+	Month    string `parquet:"month"`             // "YYYY-MM"
+	Searches *int64 `parquet:"searches,optional"` // nil: the source gave no value for the month
 }
 
 // KeywordRecord is one keyword's planning data in one country on one date.
-// Money is integer micros of USD.
+// Money is integer micros of USD. Every metric is nil where the source gave
+// no value.
 type KeywordRecord struct {
 	Keyword          string            `parquet:"keyword"`
-	Volume           int64             `parquet:"volume"`
+	Volume           *int64            `parquet:"volume,optional"`
 	VolumeRange      string            `parquet:"volume_range,optional"` // "1K – 10K"; empty (null) unless the source gave a range
-	CPCMicros        int64             `parquet:"cpc_micros"`
-	Competition      float64           `parquet:"competition"`       // 0.00–1.00
-	CompetitionLevel string            `parquet:"competition_level"` // "LOW", "MEDIUM", "HIGH" or ""
-	BidLowMicros     int64             `parquet:"bid_low_micros"`
-	BidHighMicros    int64             `parquet:"bid_high_micros"`
+	CPCMicros        *int64            `parquet:"cpc_micros,optional"`
+	Competition      *float64          `parquet:"competition,optional"`       // 0.00–1.00
+	CompetitionLevel string            `parquet:"competition_level,optional"` // "LOW", "MEDIUM", "HIGH"; empty (null) when unknown
+	BidLowMicros     *int64            `parquet:"bid_low_micros,optional"`
+	BidHighMicros    *int64            `parquet:"bid_high_micros,optional"`
 	Monthly          []MonthlySearches `parquet:"monthly,list"` // oldest first
 	Source           string            `parquet:"source"`       // "planner-csv", "googleads", ...
 }
+
+// VolumeOrZero is the volume the similarity ranking uses: a keyword whose
+// source gave no volume ranks as if it had none (SPEC §6 compares numbers).
+func (r *KeywordRecord) VolumeOrZero() int64 { return Deref(r.Volume) }
+
+// MoreVolume reports whether volume a beats volume b where records of one
+// keyword are merged (SPEC §4 keeps the largest): any volume beats none.
+func MoreVolume(a, b *int64) bool {
+	return a != nil && (b == nil || *a > *b)
+}
+
+// Deref returns *p, or 0 when p is nil.
+func Deref[T int64 | float64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// Ptr returns a pointer to a copy of v: a value the source did give.
+func Ptr[T any](v T) *T { return &v }
 
 // MaxRank is the last rank of a SERP that counts: a SERP is a keyword's
 // top-20 organic results, ranks 1 to MaxRank. Every reader of SERPs (the
@@ -54,9 +81,9 @@ type RelatedRow struct {
 	Keyword    string `parquet:"keyword"`
 	Rank       int32  `parquet:"rank"` // 1–10
 	Related    string `parquet:"related"`
-	Overlap    int32  `parquet:"overlap"` // shared result URL keys, 1–20
-	Volume     int64  `parquet:"volume"`  // of the related keyword
-	CPCMicros  int64  `parquet:"cpc_micros"`
+	Overlap    int32  `parquet:"overlap"`             // shared result URL keys, 1–20
+	Volume     *int64 `parquet:"volume,optional"`     // of the related keyword; nil where its source gave none
+	CPCMicros  *int64 `parquet:"cpc_micros,optional"` // of the related keyword; nil where its source gave none
 	SameIntent bool   `parquet:"same_intent"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -203,33 +204,35 @@ func decodeConfig(b []byte, dir string, getenv func(string) string, data string)
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, errors.New("the file is empty; write at least data:, countries: and a source per country")
 	}
-	// First pass: strict decoding of the file as written, so that unknown
-	// keys and wrong types are reported with the line numbers the operator
-	// sees. ${VAR} references are plain strings at this point.
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	var strict Config
-	if err := dec.Decode(&strict); err != nil {
-		return nil, yamlError(err)
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, yamlError(err) // not YAML at all: nothing further can be read
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, errors.New("the file holds more than one YAML document; keep only one")
 	}
-	// Second pass: expand ${VAR} in the node tree, then decode. Expanding
-	// after parsing means a secret holding ": " or "#" cannot change the
-	// structure of the file.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, yamlError(err)
-	}
+	// The file as written is checked against Config first, so unknown keys
+	// and wrong types are reported with the line numbers the operator sees
+	// (${VAR} references are plain strings at this point). They join the
+	// other problems instead of hiding them: the offending entries are
+	// dropped from the tree, and the rest is decoded and validated.
+	var p problems
+	bad := map[string]bool{}
+	checkShape(&doc, reflect.TypeOf(Config{}), "", &p, bad)
+	// Then ${VAR} is expanded in the node tree, and the tree decoded.
+	// Expanding after parsing means a secret holding ": " or "#" cannot
+	// change the structure of the file.
 	missing := map[string][]string{}
 	if err := expandNode(&doc, "", getenv, missing); err != nil {
 		return nil, err
 	}
 	var cfg Config
 	if err := doc.Decode(&cfg); err != nil {
-		return nil, yamlError(err)
+		// checkShape should have caught it; say it plainly anyway.
+		p.addf("%v", yamlError(err))
+		return nil, p.err()
 	}
 	if data != "" {
 		// The flag wins, and a data key that names an unset variable
@@ -237,10 +240,27 @@ func decodeConfig(b []byte, dir string, getenv func(string) string, data string)
 		cfg.Data = data
 		delete(missing, "data")
 	}
-	if err := cfg.finish(dir, missing); err != nil {
+	for _, problem := range cfg.finish(dir, missing) {
+		if !aboutKey(problem, bad) {
+			p = append(p, problem)
+		}
+	}
+	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// aboutKey reports whether a problem names one of the keys in keys (or an
+// element or child of one): a key already reported for its type is not
+// reported again as empty.
+func aboutKey(problem string, keys map[string]bool) bool {
+	for k := range keys {
+		if rest, ok := strings.CutPrefix(problem, k); ok && (rest == "" || strings.ContainsAny(rest[:1], " :.[")) {
+			return true
+		}
+	}
+	return false
 }
 
 // yamlError turns a decoder error into one line without the "yaml:" prefix.
@@ -365,8 +385,9 @@ func (p problems) err() error {
 	return errors.New(strings.Join(p, "; "))
 }
 
-// finish fills defaults, resolves paths and validates.
-func (c *Config) finish(dir string, missing map[string][]string) error {
+// finish fills defaults, resolves paths and validates; it returns every
+// problem it found.
+func (c *Config) finish(dir string, missing map[string][]string) problems {
 	var p problems
 	// reported holds the keys whose unset variables are already reported.
 	reported := map[string]bool{}
@@ -562,7 +583,7 @@ func (c *Config) finish(dir string, missing map[string][]string) error {
 			p.addf("countries: %s has no keyword source; add files.%s.planner_csv, or keywords.%s together with a googleads section", code, code, code)
 		}
 	}
-	return p.err()
+	return p
 }
 
 // usdRates checks a currency → USD rate map and returns it with upper-case

@@ -130,7 +130,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		env     map[string]string
 		want    []string // substrings of the error
 	}{
-		{"unknown key", base + "retension: { keep_days: 3 }\n", nil, []string{"line 5", "retension", "not found"}},
+		{"unknown key", base + "retension: { keep_days: 3 }\n", nil, []string{"retension (line 5) is not a known key; write retention"}},
 		{"unknown nested key", base + "dataforseo: { login: a, password: b, max_serps: 3 }\n", nil, []string{"max_serps"}},
 		{"bad schedule", base + "schedule: \"0 3 * *\"\n", nil, []string{"schedule:", "5 fields"}},
 		{"bad descriptor", base + "schedule: \"@sometimes\"\n", nil, []string{"schedule:", "descriptor"}},
@@ -303,4 +303,74 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("retention without defaults: %+v", cfg.Retention)
 		}
 	})
+}
+
+// TestLoadConfigReportsEveryProblem: unknown keys and values of the wrong
+// kind are reported with every other problem of the file, each naming its
+// key, its line and what to write, in the operator's words: never a Go
+// type name or a decoder's message.
+func TestLoadConfigReportsEveryProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content string
+		want    []string
+	}{
+		{"typo hides nothing",
+			"data: ./data\ncountries: [us, xx]\nschedul: \"0 3 * * *\"\ntimezone: Mars/Olympus\nretention: { keep_builds: 1 }\nfiles:\n  us: { planner_csv: [us.csv] }\n",
+			[]string{"schedul (line 3) is not a known key; write schedule", `countries[1]: "xx" is not a supported country`,
+				"timezone: \"Mars/Olympus\"", "retention.keep_builds is 1"}},
+		{"unknown nested key without a near name",
+			"data: d\ncountries: [us]\nfiles: { us: { planner_csv: [a] } }\ndataforseo: { login: a, password: b, budget: 3 }\n",
+			[]string{"dataforseo.budget (line 4) is not a known key; remove it, or write one of the keys of dataforseo: endpoint, login, password, max_serps_per_run, max_age_days"}},
+		{"wrong kinds",
+			"data: [a, b]\ncountries: us\nretention: { keep_days: lots }\nfiles: { us: { planner_csv: [a] } }\ndataforseo: { login: a, password: b, max_serps_per_run: \"${BUDGET}\" }\n",
+			[]string{`data (line 1) is a list, not a single value; write data: ./data`,
+				`retention.keep_days (line 3) is "lots", not a whole number; write keep_days: 30`,
+				`dataforseo.max_serps_per_run (line 5) is "${BUDGET}", not a whole number (numbers cannot come from variables)`}},
+		{"a section where a value belongs",
+			"data: d\ncountries: [us]\nfiles: { us: { planner_csv: [a] } }\ngoogleads: { customer_id: { id: 1 }, client_id: a, client_secret: b, refresh_token: c }\n",
+			[]string{"googleads.customer_id (line 4) is a section of key: value settings, not a single value",
+				"googleads.customer_id is empty"}},
+		{"not a section", "- data\n- countries\n", []string{"the file is not a list of key: value settings (line 1)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadConfig(writeConfig(t, tc.content), nil)
+			if err == nil {
+				t.Fatal("LoadConfig accepted the file")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if w == "googleads.customer_id is empty" {
+					if strings.Contains(msg, w) {
+						t.Errorf("error %q reports a key of the wrong kind twice", msg)
+					}
+					continue
+				}
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			for _, internal := range []string{"pipelines.", "cannot unmarshal", "not found in type", "!!", "[]string", " int", "float64", "struct"} {
+				if strings.Contains(msg, internal) {
+					t.Errorf("error %q speaks of Go internals (%q)", msg, internal)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadConfigSinglePath: one path where a list of paths is expected is
+// a list of one.
+func TestLoadConfigSinglePath(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, "data: d\ncountries: us\nfiles:\n  us: { planner_csv: exports/us.csv, serp_jsonl: serps.jsonl }\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Countries) != 1 || cfg.Countries[0] != "us" {
+		t.Errorf("countries = %q, want [us]", cfg.Countries)
+	}
+	f := cfg.Files["us"]
+	if len(f.PlannerCSV) != 1 || filepath.Base(f.PlannerCSV[0]) != "us.csv" || len(f.SERPJSONL) != 1 || filepath.Base(f.SERPJSONL[0]) != "serps.jsonl" {
+		t.Errorf("files.us = %+v, want one planner export and one SERP file", f)
+	}
 }

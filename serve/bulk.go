@@ -151,6 +151,9 @@ func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h 
 	if !ok {
 		return nil, info, fmt.Errorf("cannot answer a bulk request: %w", kw.ErrNoIndex)
 	}
+	if err := countryIndexed(info, c); err != nil {
+		return nil, info, err // every keyword shares the country: refuse the request whole
+	}
 	ctx := r.Context()
 	if valid == 0 {
 		// Nothing to count, but an unknown or revoked key still gets its

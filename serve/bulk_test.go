@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kwdata/kwdata/kw"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -159,7 +160,7 @@ func TestBulkResultsInRequestOrder(t *testing.T) {
 		t.Fatalf("%d results for %d keywords", len(doc.Results), len(kws))
 	}
 	for i, r := range doc.Results {
-		if r.Query != kws[i] || r.Record == nil || r.Record.Keyword != demoRelated[i].Keyword || r.Record.Volume != demoRelated[i].Volume {
+		if r.Query != kws[i] || r.Record == nil || r.Record.Keyword != demoRelated[i].Keyword || kw.Deref(r.Record.Volume) != *demoRelated[i].Volume {
 			t.Errorf("result %d = %+v, want %s", i, r, demoRelated[i].Keyword)
 		}
 	}

@@ -29,15 +29,19 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 	dst = append(dst, `,"country":`...)
 	dst = appendString(dst, country)
 	dst = append(dst, `,"volume":`...)
-	dst = strconv.AppendInt(dst, e.Volume, 10)
+	dst = appendOptInt(dst, e.Volume)
 	if e.VolumeRange != "" {
 		dst = append(dst, `,"volume_range":`...)
 		dst = appendString(dst, e.VolumeRange)
 	}
 	dst = append(dst, `,"cpc":`...)
-	dst = appendHundredths(dst, microsToCents(e.CPCMicros))
+	dst = appendOptCents(dst, e.CPCMicros)
 	dst = append(dst, `,"competition":`...)
-	dst = appendHundredths(dst, competitionHundredths(e.Competition))
+	if e.Competition == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendHundredths(dst, competitionHundredths(*e.Competition))
+	}
 	dst = append(dst, `,"updated":`...)
 	dst = appendString(dst, updated)
 	dst = append(dst, `,"intent":`...)
@@ -50,7 +54,7 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 		dst = append(dst, `{"month":`...)
 		dst = appendString(dst, m.Month)
 		dst = append(dst, `,"volume":`...)
-		dst = strconv.AppendInt(dst, m.Searches, 10)
+		dst = appendOptInt(dst, m.Searches)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"related":[`...)
@@ -66,9 +70,9 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 		dst = append(dst, `{"keyword":`...)
 		dst = appendString(dst, rk.Keyword)
 		dst = append(dst, `,"volume":`...)
-		dst = strconv.AppendInt(dst, rk.Volume, 10)
+		dst = appendOptInt(dst, rk.Volume)
 		dst = append(dst, `,"cpc":`...)
-		dst = appendHundredths(dst, microsToCents(rk.CPCMicros))
+		dst = appendOptCents(dst, rk.CPCMicros)
 		dst = append(dst, `,"overlap":"`...)
 		dst = strconv.AppendInt(dst, int64(rk.Overlap), 10)
 		dst = append(dst, `/20","same_intent":`...)
@@ -76,6 +80,22 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}\n"...)
+}
+
+// appendOptInt appends a number, or null where the source gave none.
+func appendOptInt(dst []byte, v *int64) []byte {
+	if v == nil {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendInt(dst, *v, 10)
+}
+
+// appendOptCents appends micros of USD as dollars and cents, or null.
+func appendOptCents(dst []byte, v *int64) []byte {
+	if v == nil {
+		return append(dst, "null"...)
+	}
+	return appendHundredths(dst, microsToCents(*v))
 }
 
 // trimTrend returns the last maxTrend months oldest first. The index already

@@ -17,10 +17,12 @@ import (
 func docOf(e *kw.Entry, country, updated string) keywordDoc {
 	d := keywordDoc{
 		Keyword: e.Keyword, Country: country, Volume: e.Volume, VolumeRange: e.VolumeRange,
-		CPC:         float64(microsToCents(e.CPCMicros)) / 100,
-		Competition: float64(competitionHundredths(e.Competition)) / 100,
-		Updated:     updated, Intent: e.Intent,
+		CPC:     dollarsOf(e.CPCMicros),
+		Updated: updated, Intent: e.Intent,
 		Trend: []trendDoc{}, Related: []relatedDoc{},
+	}
+	if e.Competition != nil {
+		d.Competition = f64(float64(competitionHundredths(*e.Competition)) / 100)
 	}
 	for _, m := range trimTrend(e.Trend) {
 		d.Trend = append(d.Trend, trendDoc{m.Month, m.Searches})
@@ -30,11 +32,19 @@ func docOf(e *kw.Entry, country, updated string) keywordDoc {
 			break
 		}
 		d.Related = append(d.Related, relatedDoc{
-			Keyword: r.Keyword, Volume: r.Volume, CPC: float64(microsToCents(r.CPCMicros)) / 100,
+			Keyword: r.Keyword, Volume: r.Volume, CPC: dollarsOf(r.CPCMicros),
 			Overlap: fmt.Sprintf("%d/20", r.Overlap), SameIntent: r.SameIntent,
 		})
 	}
 	return d
+}
+
+// dollarsOf is the reference rounding of micros to dollars and cents.
+func dollarsOf(micros *int64) *float64 {
+	if micros == nil {
+		return nil
+	}
+	return f64(float64(microsToCents(*micros)) / 100)
 }
 
 // trickyStrings exercise every branch of appendString.
@@ -89,27 +99,37 @@ func TestKeywordJSONMatchesEncodingJSON(t *testing.T) {
 	for i := range 500 {
 		e := kw.Entry{
 			Keyword:     randomString(rng),
-			Volume:      rng.Int64N(1 << 40),
-			CPCMicros:   rng.Int64N(1 << 45),
-			Competition: float64(rng.IntN(101)) / 100,
+			Volume:      i64(rng.Int64N(1 << 40)),
+			CPCMicros:   i64(rng.Int64N(1 << 45)),
+			Competition: f64(float64(rng.IntN(101)) / 100),
 			Intent:      randomString(rng),
 		}
-		switch i % 4 {
+		switch i % 5 {
 		case 0:
 			e.VolumeRange = randomString(rng)
 		case 1:
-			e.Competition = rng.Float64()
+			e.Competition = f64(rng.Float64())
 		case 2:
-			e.Volume, e.CPCMicros = -e.Volume, -e.CPCMicros // never real, but must stay valid JSON
+			e.Volume, e.CPCMicros = i64(-*e.Volume), i64(-*e.CPCMicros) // never real, but must stay valid JSON
+		case 3:
+			e.Volume, e.CPCMicros, e.Competition = nil, nil, nil // the source gave none
 		}
 		for j := range rng.IntN(20) {
-			e.Trend = append(e.Trend, kw.MonthlySearches{Month: fmt.Sprintf("20%02d-%02d", 10+j/12, 1+j%12), Searches: rng.Int64N(1e9)})
+			m := kw.MonthlySearches{Month: fmt.Sprintf("20%02d-%02d", 10+j/12, 1+j%12), Searches: i64(rng.Int64N(1e9))}
+			if rng.IntN(5) == 0 {
+				m.Searches = nil
+			}
+			e.Trend = append(e.Trend, m)
 		}
 		for range rng.IntN(14) {
-			e.Related = append(e.Related, kw.RelatedKeyword{
-				Keyword: randomString(rng), Volume: rng.Int64N(1e9), CPCMicros: rng.Int64N(1e10),
+			r := kw.RelatedKeyword{
+				Keyword: randomString(rng), Volume: i64(rng.Int64N(1e9)), CPCMicros: i64(rng.Int64N(1e10)),
 				Overlap: int32(rng.IntN(21)), SameIntent: rng.IntN(2) == 0,
-			})
+			}
+			if rng.IntN(5) == 0 {
+				r.Volume, r.CPCMicros = nil, nil
+			}
+			e.Related = append(e.Related, r)
 		}
 		entries = append(entries, e)
 	}
@@ -196,7 +216,7 @@ func TestTrimTrend(t *testing.T) {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
 	got = trimTrend(rev)
-	if len(got) != 12 || got[0].Month != "2024-12" || got[11].Month != "2025-11" || got[11].Searches != 13 {
+	if len(got) != 12 || got[0].Month != "2024-12" || got[11].Month != "2025-11" || kw.Deref(got[11].Searches) != 13 {
 		t.Errorf("trimTrend of reversed = %v", got)
 	}
 	if rev[0].Month != "2025-11" {

@@ -71,7 +71,7 @@ func months(tb testing.TB, end string, n int, base int64) []kw.MonthlySearches {
 	for i := range n {
 		out[i] = kw.MonthlySearches{
 			Month:    t.AddDate(0, i-n+1, 0).Format("2006-01"),
-			Searches: base + int64(i),
+			Searches: i64(base + int64(i)),
 		}
 	}
 	return out
@@ -82,8 +82,8 @@ func related(n int) []kw.RelatedKeyword {
 	for i := range n {
 		out[i] = kw.RelatedKeyword{
 			Keyword:    fmt.Sprintf("related %02d", i+1),
-			Volume:     int64(90500 - 1000*i),
-			CPCMicros:  int64(1_450_000 + 5_000*i),
+			Volume:     i64(int64(90500 - 1000*i)),
+			CPCMicros:  i64(int64(1_450_000 + 5_000*i)),
 			Overlap:    int32(14 - i),
 			SameIntent: i < 3,
 		}
@@ -98,32 +98,36 @@ func newFakeIndex(tb testing.TB) *fakeIndex {
 	tb.Helper()
 	f := &fakeIndex{ok: true, panicOn: "panic please", info: kw.IndexInfo{
 		Version: "20261122T030000Z", DataDate: "2026-11-21", BuiltAt: testBuiltAt,
-		Countries: map[string]int{"US": 6, "DE": 1},
+		Countries: map[string]int{"US": 7, "DE": 1},
 	}}
 	f.add(kw.Entry{
-		Keyword: "running shoes", Country: "US", Volume: 301000, CPCMicros: 1_234_999,
-		Competition: 0.87, CompetitionLevel: "HIGH", Intent: "running shoes",
+		Keyword: "running shoes", Country: "US", Volume: i64(301000), CPCMicros: i64(1_234_999),
+		Competition: f64(0.87), CompetitionLevel: "HIGH", Intent: "running shoes",
 		Trend: months(tb, "2025-11", 15, 246000), Related: related(12),
 	})
 	f.add(kw.Entry{
-		Keyword: "trail shoes", Country: "US", Volume: 49500, CPCMicros: 1_235_000,
-		Competition: 0.5, Intent: "running shoes", Trend: months(tb, "2025-11", 3, 40000), Related: related(2),
+		Keyword: "trail shoes", Country: "US", Volume: i64(49500), CPCMicros: i64(1_235_000),
+		Competition: f64(0.5), Intent: "running shoes", Trend: months(tb, "2025-11", 3, 40000), Related: related(2),
 	})
-	f.add(kw.Entry{Keyword: "free shoes", Country: "US", Volume: 10, CPCMicros: 0, Competition: 0, Intent: "free shoes"})
+	f.add(kw.Entry{Keyword: "free shoes", Country: "US", Volume: i64(10), CPCMicros: i64(0), Competition: f64(0), Intent: "free shoes"})
+	// The source gave no numbers: every one of them is null, never 0.
+	f.add(kw.Entry{Keyword: "airgun", Country: "US", Intent: "airgun",
+		Trend:   []kw.MonthlySearches{{Month: "2026-09"}, {Month: "2026-10", Searches: i64(0)}},
+		Related: []kw.RelatedKeyword{{Keyword: "air rifle", Overlap: 4}}})
 	f.add(kw.Entry{
-		Keyword: "cheap shoes", Country: "US", Volume: 1000, VolumeRange: "1K – 10K", CPCMicros: 5_000,
-		Competition: 0.285, Intent: "cheap shoes",
+		Keyword: "cheap shoes", Country: "US", Volume: i64(1000), VolumeRange: "1K – 10K", CPCMicros: i64(5_000),
+		Competition: f64(0.285), Intent: "cheap shoes",
 	})
 	// Months out of order: the answer must still be oldest first.
 	shuffled := months(tb, "2025-11", 14, 100)
 	shuffled[0], shuffled[13] = shuffled[13], shuffled[0]
 	shuffled[5], shuffled[9] = shuffled[9], shuffled[5]
-	f.add(kw.Entry{Keyword: "shoe sizes", Country: "US", Volume: 720, CPCMicros: 999_999, Competition: 0.999, Intent: "shoe sizes", Trend: shuffled})
+	f.add(kw.Entry{Keyword: "shoe sizes", Country: "US", Volume: i64(720), CPCMicros: i64(999_999), Competition: f64(0.999), Intent: "shoe sizes", Trend: shuffled})
 	f.add(kw.Entry{
-		Keyword: `shoes "<b>" & más`, Country: "US", Volume: 1, CPCMicros: 10_000, Competition: 0.01,
-		Intent: "tab\there\u2028", Related: []kw.RelatedKeyword{{Keyword: "a\\b</script>", Volume: 2, Overlap: 1}},
+		Keyword: `shoes "<b>" & más`, Country: "US", Volume: i64(1), CPCMicros: i64(10_000), Competition: f64(0.01),
+		Intent: "tab\there\u2028", Related: []kw.RelatedKeyword{{Keyword: "a\\b</script>", Volume: i64(2), Overlap: 1}},
 	})
-	f.add(kw.Entry{Keyword: "laufschuhe", Country: "DE", Volume: 74000, CPCMicros: 830_000, Competition: 0.61, Intent: "laufschuhe"})
+	f.add(kw.Entry{Keyword: "laufschuhe", Country: "DE", Volume: i64(74000), CPCMicros: i64(830_000), Competition: f64(0.61), Intent: "laufschuhe"})
 	return f
 }
 

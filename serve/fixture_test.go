@@ -16,16 +16,16 @@ import (
 // demoRelated are the related keywords of "running shoes" in the demo
 // fixture: realistic names and numbers, in rank order (overlap descending).
 var demoRelated = []kw.RelatedKeyword{
-	{Keyword: "running shoe", Volume: 246000, CPCMicros: 1_190_000, Overlap: 16, SameIntent: true},
-	{Keyword: "best running shoes", Volume: 90500, CPCMicros: 1_450_000, Overlap: 14},
-	{Keyword: "running sneakers", Volume: 165000, CPCMicros: 1_050_000, Overlap: 12, SameIntent: true},
-	{Keyword: "running shoes for women", Volume: 74000, CPCMicros: 1_120_000, Overlap: 11},
-	{Keyword: "mens running shoes", Volume: 60500, CPCMicros: 1_080_000, Overlap: 10},
-	{Keyword: "trail running shoes", Volume: 49500, CPCMicros: 980_000, Overlap: 9},
-	{Keyword: "nike running shoes", Volume: 40500, CPCMicros: 870_000, Overlap: 8},
-	{Keyword: "cushioned running shoes", Volume: 14800, CPCMicros: 1_310_000, Overlap: 7},
-	{Keyword: "running shoes sale", Volume: 12100, CPCMicros: 640_000, Overlap: 6},
-	{Keyword: "wide running shoes", Volume: 8100, CPCMicros: 0, Overlap: 5},
+	{Keyword: "running shoe", Volume: i64(246000), CPCMicros: i64(1_190_000), Overlap: 16, SameIntent: true},
+	{Keyword: "best running shoes", Volume: i64(90500), CPCMicros: i64(1_450_000), Overlap: 14},
+	{Keyword: "running sneakers", Volume: i64(165000), CPCMicros: i64(1_050_000), Overlap: 12, SameIntent: true},
+	{Keyword: "running shoes for women", Volume: i64(74000), CPCMicros: i64(1_120_000), Overlap: 11},
+	{Keyword: "mens running shoes", Volume: i64(60500), CPCMicros: i64(1_080_000), Overlap: 10},
+	{Keyword: "trail running shoes", Volume: i64(49500), CPCMicros: i64(980_000), Overlap: 9},
+	{Keyword: "nike running shoes", Volume: i64(40500), CPCMicros: i64(870_000), Overlap: 8},
+	{Keyword: "cushioned running shoes", Volume: i64(14800), CPCMicros: i64(1_310_000), Overlap: 7},
+	{Keyword: "running shoes sale", Volume: i64(12100), CPCMicros: i64(640_000), Overlap: 6},
+	{Keyword: "wide running shoes", Volume: i64(8100), CPCMicros: i64(0), Overlap: 5},
 }
 
 // demoSeason is a seasonal curve of 12 months, November to October, in
@@ -37,7 +37,7 @@ func seasonalTrend(avg int64) []kw.MonthlySearches {
 	out := make([]kw.MonthlySearches, 12)
 	start := time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i := range out {
-		out[i] = kw.MonthlySearches{Month: start.AddDate(0, i, 0).Format("2006-01"), Searches: avg * demoSeason[i] / 1000}
+		out[i] = kw.MonthlySearches{Month: start.AddDate(0, i, 0).Format("2006-01"), Searches: i64(avg * demoSeason[i] / 1000)}
 	}
 	return out
 }
@@ -51,8 +51,8 @@ func newDemoIndex(tb testing.TB) *fakeIndex {
 	f := newFakeIndex(tb)
 	f.panicOn = ""
 	f.add(kw.Entry{
-		Keyword: "running shoes", Country: "US", Volume: 301000, CPCMicros: 1_234_999,
-		Competition: 0.87, CompetitionLevel: "HIGH", Intent: "running shoes",
+		Keyword: "running shoes", Country: "US", Volume: i64(301000), CPCMicros: i64(1_234_999),
+		Competition: f64(0.87), CompetitionLevel: "HIGH", Intent: "running shoes",
 		Trend: seasonalTrend(301000), Related: demoRelated,
 	})
 	for i, r := range demoRelated {
@@ -60,7 +60,7 @@ func newDemoIndex(tb testing.TB) *fakeIndex {
 		if r.SameIntent {
 			intent = "running shoes"
 		}
-		back := []kw.RelatedKeyword{{Keyword: "running shoes", Volume: 301000, CPCMicros: 1_234_999, Overlap: r.Overlap, SameIntent: r.SameIntent}}
+		back := []kw.RelatedKeyword{{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1_234_999), Overlap: r.Overlap, SameIntent: r.SameIntent}}
 		for j, o := range demoRelated {
 			if j != i && len(back) < 4 {
 				o.Overlap, o.SameIntent = max(o.Overlap-3, 1), false
@@ -69,7 +69,7 @@ func newDemoIndex(tb testing.TB) *fakeIndex {
 		}
 		f.add(kw.Entry{
 			Keyword: r.Keyword, Country: "US", Volume: r.Volume, CPCMicros: r.CPCMicros,
-			Competition: 0.5 + float64(i)/40, Intent: intent, Trend: seasonalTrend(r.Volume), Related: back,
+			Competition: f64(0.5 + float64(i)/40), Intent: intent, Trend: seasonalTrend(*r.Volume), Related: back,
 		})
 	}
 	us := 0
@@ -124,3 +124,7 @@ func newDemoServer(tb testing.TB) *demoServer {
 	})
 	return ds
 }
+
+// i64 and f64 are the nullable numbers of records and entries.
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }

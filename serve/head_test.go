@@ -33,6 +33,6 @@ func TestHeadCountsLikeGet(t *testing.T) {
 }
 
 func kwEntryWithCents(e kw.Entry, micros int64) kw.Entry {
-	e.CPCMicros = micros
+	e.CPCMicros = &micros
 	return e
 }

@@ -40,8 +40,8 @@ func parseKeywordQuery(rawQuery string) (string, kw.Country, error) {
 	if err != nil {
 		he := classify(err) // the kw.ErrKeyword* kinds are all 400s
 		if errors.Is(err, kw.ErrKeywordTooLong) {
-			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters and %d words.",
-				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars, kw.MaxKeywordWords)
+			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters.",
+				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars)
 		}
 		return "", kw.Country{}, he
 	}
@@ -57,6 +57,18 @@ func parseKeywordQuery(rawQuery string) (string, kw.Country, error) {
 		return "", kw.Country{}, unsupportedCountry(code, nil)
 	}
 	return q, c, nil
+}
+
+// countryIndexed refuses a lookup in a supported country of which the
+// served index holds no keyword. The refusal is not counted: every keyword
+// of that country would be a 404, and spending a visitor's allowance on a
+// country without data tells them nothing about any keyword.
+func countryIndexed(info kw.IndexInfo, c kw.Country) error {
+	if info.Countries[c.Code] > 0 {
+		return nil
+	}
+	return HTTPError{Status: http.StatusNotFound, Code: CodeCountryNotIndexed,
+		Msg: fmt.Sprintf("The index holds no keywords of %s (%s) yet; GET /v1/countries lists the countries with data first, with their keyword counts.", c.Name, c.Code)}
 }
 
 func unsupportedCountry(code string, err error) HTTPError {
@@ -130,6 +142,9 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return fmt.Errorf("cannot look up %q: %w", q, kw.ErrNoIndex)
 	}
+	if err := countryIndexed(info, c); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	t, err := s.access.Admit(ctx, r, s.clientAddr(r), 1)
 	if err != nil {
@@ -179,9 +194,29 @@ type countriesJSON struct {
 	Countries []countryJSON `json:"countries"`
 }
 
+// countriesWithDataFirst lists every supported country, those the served
+// index holds keywords of first, each group in the table's order, so a
+// client reading from the top meets the countries it can look up.
+func countriesWithDataFirst(info kw.IndexInfo) []kw.Country {
+	all := kw.Countries()
+	out := make([]kw.Country, 0, len(all))
+	for _, c := range all {
+		if info.Countries[c.Code] > 0 {
+			out = append(out, c)
+		}
+	}
+	for _, c := range all {
+		if info.Countries[c.Code] == 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // handleCountries answers GET /v1/countries: every supported country with
 // its Google Ads constants and its keyword count in the served index (0
-// for a country the index lacks, and for all while none is loaded).
+// for a country the index lacks, and for all while none is loaded), those
+// with keywords first.
 func (s *Server) handleCountries(w http.ResponseWriter, r *http.Request) error {
 	info, ok := s.index.Info()
 	doc := countriesJSON{}
@@ -190,7 +225,7 @@ func (s *Server) handleCountries(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		info = kw.IndexInfo{}
 	}
-	for _, c := range kw.Countries() {
+	for _, c := range countriesWithDataFirst(info) {
 		doc.Countries = append(doc.Countries, countryJSON{
 			Code: c.Code, Name: c.Name, Language: c.LanguageCode,
 			GeoTarget: c.GeoTarget, Keywords: info.Countries[c.Code],

@@ -48,7 +48,7 @@ const MaxBulkKeywords = 100
 func normalizeInput(raw string) (string, error) {
 	if len(raw) > maxRawQ {
 		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong,
-			Msg: fmt.Sprintf("The keyword is too long; a keyword may have at most %d characters and %d words after normalization.", kw.MaxKeywordChars, kw.MaxKeywordWords),
+			Msg: fmt.Sprintf("The keyword is too long; a keyword may have at most %d characters after normalization.", kw.MaxKeywordChars),
 			Err: kw.ErrKeywordTooLong}
 	}
 	q, err := kw.NormalizeKeyword(raw)
@@ -60,8 +60,8 @@ func normalizeInput(raw string) (string, error) {
 			Msg: "The keyword is empty; pass the keyword to look up, e.g. \"running shoes\".", Err: err}
 	case errors.Is(err, kw.ErrKeywordTooLong):
 		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong,
-			Msg: fmt.Sprintf("The keyword is too long (%s); shorten it to at most %d characters and %d words.",
-				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars, kw.MaxKeywordWords),
+			Msg: fmt.Sprintf("The keyword is too long (%s); shorten it to at most %d characters.",
+				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars),
 			Err: err}
 	}
 	return "", HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ,
@@ -91,6 +91,9 @@ func (s *Server) lookupOne(ctx context.Context, r *http.Request, c kw.Country, q
 	info, ok := s.index.Info()
 	if !ok {
 		return kw.Entry{}, info, fmt.Errorf("cannot look up %q: %w", q, kw.ErrNoIndex)
+	}
+	if err := countryIndexed(info, c); err != nil {
+		return kw.Entry{}, info, err
 	}
 	t, err := s.access.Admit(ctx, r, s.clientAddr(r), 1)
 	if err != nil {

@@ -31,12 +31,12 @@ func newMaxIndex(tb testing.TB) *fakeIndex {
 	for i := range MaxBulkKeywords {
 		rel := make([]kw.RelatedKeyword, 10)
 		for j := range rel {
-			rel[j] = kw.RelatedKeyword{Keyword: maxKeyword(1000 + j), Volume: 1e18, CPCMicros: 1e15, Overlap: 20, SameIntent: true}
+			rel[j] = kw.RelatedKeyword{Keyword: maxKeyword(1000 + j), Volume: i64(1e18), CPCMicros: i64(1e15), Overlap: 20, SameIntent: true}
 		}
 		trend := months(tb, "2026-10", 12, 1e18)
 		f.add(kw.Entry{
-			Keyword: maxKeyword(i), Country: "US", Volume: 1e18, VolumeRange: strings.Repeat("<", 32),
-			CPCMicros: 1e15, Competition: 0.99, Intent: maxKeyword(2000 + i), Trend: trend, Related: rel,
+			Keyword: maxKeyword(i), Country: "US", Volume: i64(1e18), VolumeRange: strings.Repeat("<", 32),
+			CPCMicros: i64(1e15), Competition: f64(0.99), Intent: maxKeyword(2000 + i), Trend: trend, Related: rel,
 		})
 	}
 	return f

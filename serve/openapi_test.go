@@ -48,9 +48,11 @@ func keywordsBody(n int) string {
 
 var exampleCases = []exampleCase{
 	{loc: "GET /v1/keyword 200 running_shoes", method: "GET", target: "/v1/keyword?q=running+shoes&country=us"},
+	{loc: "GET /v1/keyword 200 no_values", method: "GET", target: "/v1/keyword?q=airgun&country=us"},
 	{loc: "GET /v1/keyword 400 missing_q", method: "GET", target: "/v1/keyword"},
 	{loc: "GET /v1/keyword 400 unsupported_country", method: "GET", target: "/v1/keyword?q=running+shoes&country=xx"},
 	{loc: "GET /v1/keyword 404 keyword_not_found", method: "GET", target: "/v1/keyword?q=running+sandals&country=us"},
+	{loc: "GET /v1/keyword 404 country_not_indexed", method: "GET", target: "/v1/keyword?q=running+shoes&country=fr"},
 	{loc: "#InvalidKey invalid_key", method: "GET", target: "/v1/keyword?q=running+shoes",
 		header: http.Header{"Authorization": {"Bearer kw_revoked"}},
 		setup:  func(ds *demoServer) { ds.access.err = fmt.Errorf("cannot find key: %w", ErrInvalidKey) }},

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,9 +49,46 @@ type pageData struct {
 	Updated     string // data date of the index; empty while none is loaded
 	JSONURL     string
 	Form        formData
-	Countries   []kw.Country
-	K           *keywordView
-	Err         *errorView
+	// Countries are those the served index holds keywords of (every
+	// supported one while none is loaded); OtherCountries the rest.
+	Countries      []kw.Country
+	OtherCountries []kw.Country
+	// Examples are keyword pages of the served index to try: they answer
+	// with a real page, never a 404.
+	Examples []exampleLink
+	K        *keywordView
+	Err      *errorView
+}
+
+// exampleLink is one keyword to try on the home page.
+type exampleLink struct {
+	Keyword, Country, URL, APIURL string
+}
+
+// maxHomeExamples bounds the example links of the home page.
+const maxHomeExamples = 4
+
+// homeExamples picks the example links from what the served index
+// recorded at build time: the most searched keyword of each country, then
+// the next ones, so a demo of three countries shows all three.
+func homeExamples(info kw.IndexInfo, countries []kw.Country) []exampleLink {
+	var out []exampleLink
+	for rank := 0; len(out) < maxHomeExamples; rank++ {
+		added := false
+		for _, c := range countries {
+			ex := info.Examples[c.Code]
+			if rank >= len(ex) || len(out) == maxHomeExamples {
+				continue
+			}
+			out = append(out, exampleLink{Keyword: ex[rank], Country: c.Code, URL: keywordURL(ex[rank], c.Code),
+				APIURL: "/v1/keyword?q=" + url.QueryEscape(ex[rank]) + "&country=" + strings.ToLower(c.Code)})
+			added = true
+		}
+		if !added {
+			break
+		}
+	}
+	return out
 }
 
 // formData fills the search form.
@@ -109,6 +147,13 @@ func quotaHint(qe *QuotaError) string {
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 	d := s.newPage(r, "kwdata: keyword search data", formData{Country: strings.ToUpper(DefaultCountry)})
 	d.Description = "Monthly search volume, CPC, competition, trends and related keywords for people, programs and AI agents."
+	if info, ok := s.index.Info(); ok {
+		d.Examples = homeExamples(info, d.Countries)
+		// The form starts on a country with data.
+		if len(d.OtherCountries) > 0 && len(d.Countries) > 0 && !slices.ContainsFunc(d.Countries, func(c kw.Country) bool { return c.Code == d.Form.Country }) {
+			d.Form.Country = d.Countries[0].Code
+		}
+	}
 	return s.renderPage(w, r, http.StatusOK, "home", d)
 }
 
@@ -156,6 +201,14 @@ func (s *Server) newPage(r *http.Request, title string, form formData) *pageData
 	d := &pageData{Title: title, Base: s.baseURL(r), Form: form, Countries: kw.Countries()}
 	if info, ok := s.index.Info(); ok {
 		d.Updated = info.DataDate
+		all := countriesWithDataFirst(info)
+		n := 0
+		for n < len(all) && info.Countries[all[n].Code] > 0 {
+			n++
+		}
+		if n > 0 {
+			d.Countries, d.OtherCountries = all[:n], all[n:]
+		}
 	}
 	return d
 }
@@ -225,13 +278,16 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 		ev.Detail = "Type a keyword into the box and pick a country."
 	case CodeQTooLong:
 		ev.Heading = "That keyword is too long"
-		ev.Detail = fmt.Sprintf("A keyword may have at most %d characters and %d words; shorten it and try again.", kw.MaxKeywordChars, kw.MaxKeywordWords)
+		ev.Detail = fmt.Sprintf("A keyword may have at most %d characters; shorten it and try again.", kw.MaxKeywordChars)
 	case CodeInvalidQ:
 		ev.Heading = "That keyword cannot be read"
 		ev.Detail = "The keyword is not valid text; type it again."
 	case CodeUnsupportedCountry:
 		ev.Heading = "That country is not supported"
 		ev.Detail = "Pick one of the supported countries from the list."
+	case CodeCountryNotIndexed:
+		ev.Heading = "No data for " + countryName(form.Country) + " yet"
+		ev.Detail = "This country is supported, but the index holds no keywords of it. Pick a country from the list; those with data come first. This view did not count as a lookup."
 	case CodeInvalidKey:
 		ev.Heading = "That API key is not valid"
 		ev.Detail = "The key sent with this request is unknown or revoked. Remove it to browse anonymously."
@@ -262,19 +318,21 @@ func keywordURL(keyword, country string) string {
 }
 
 func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
-	comp := competitionHundredths(e.Competition)
 	v := &keywordView{
 		Keyword: e.Keyword, Country: c.Code, CountryName: c.Name, Updated: updated,
 		Intent: e.Intent, IntentURL: keywordURL(e.Intent, c.Code), IntentIsSelf: e.Intent == e.Keyword || e.Intent == "",
-		Volume: formatInt(e.Volume), VolumeRange: e.VolumeRange,
-		CPC:            formatUSD(microsToCents(e.CPCMicros)),
-		Competition:    formatHundredths(comp),
-		CompetitionPct: max(0, min(comp, 100)),
-		JSONURL:        "/v1/keyword?q=" + url.QueryEscape(e.Keyword) + "&country=" + strings.ToLower(c.Code),
+		Volume: formatOptInt(e.Volume), VolumeRange: e.VolumeRange,
+		CPC:         formatOptUSD(e.CPCMicros),
+		Competition: noValue,
+		JSONURL:     "/v1/keyword?q=" + url.QueryEscape(e.Keyword) + "&country=" + strings.ToLower(c.Code),
+	}
+	if e.Competition != nil {
+		comp := competitionHundredths(*e.Competition)
+		v.Competition, v.CompetitionPct = formatHundredths(comp), max(0, min(comp, 100))
 	}
 	trend := trimTrend(e.Trend)
 	for _, m := range trend {
-		v.Trend = append(v.Trend, trendRow{Month: monthName(m.Month, "January 2006"), Volume: formatInt(m.Searches)})
+		v.Trend = append(v.Trend, trendRow{Month: monthName(m.Month, "January 2006"), Volume: formatOptInt(m.Searches)})
 	}
 	v.Chart = newChart(e.Keyword, trend, wideChart)
 	v.ChartNarrow = newChart(e.Keyword, trend, narrowChart)
@@ -285,13 +343,33 @@ func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
 	for _, rk := range related {
 		v.Related = append(v.Related, relatedView{
 			Keyword: rk.Keyword, URL: keywordURL(rk.Keyword, c.Code),
-			Volume: formatInt(rk.Volume), CPC: formatUSD(microsToCents(rk.CPCMicros)),
+			Volume: formatOptInt(rk.Volume), CPC: formatOptUSD(rk.CPCMicros),
 			Overlap:    strconv.Itoa(int(rk.Overlap)) + "/20",
 			OverlapPct: int(max(0, min(rk.Overlap, 20))) * 5,
 			SameIntent: rk.SameIntent,
 		})
 	}
 	return v
+}
+
+// noValue stands on a page for a number the source did not give: a dash,
+// never "0" or "$0", which are real measurements.
+const noValue = "—"
+
+// formatOptInt is formatInt, or noValue.
+func formatOptInt(n *int64) string {
+	if n == nil {
+		return noValue
+	}
+	return formatInt(*n)
+}
+
+// formatOptUSD is the micros' formatUSD, or noValue.
+func formatOptUSD(micros *int64) string {
+	if micros == nil {
+		return noValue
+	}
+	return formatUSD(microsToCents(*micros))
 }
 
 // formatInt writes n with thousands separators: 301000 → "301,000".
@@ -421,7 +499,7 @@ func newChart(keyword string, trend []kw.MonthlySearches, g chartGeom) *chartVie
 	}
 	var peak int64
 	for _, m := range trend {
-		peak = max(peak, m.Searches)
+		peak = max(peak, kw.Deref(m.Searches))
 	}
 	step := niceStep(float64(peak) / chartGridLines)
 	top := step * chartGridLines
@@ -439,20 +517,27 @@ func newChart(keyword string, trend []kw.MonthlySearches, g chartGeom) *chartVie
 	slot := plotW / float64(max(len(trend), 6)) // few months: keep bars from getting fat
 	barW := slot * (1 - chartBarGap)
 	for i, m := range trend {
+		searches := kw.Deref(m.Searches) // a month without a value has no bar
 		h := 0.0
-		if top > 0 && m.Searches > 0 {
-			h = math.Max(plotH*float64(m.Searches)/top, 1.5)
+		if top > 0 && searches > 0 {
+			h = math.Max(plotH*float64(searches)/top, 1.5)
 		}
 		x := g.Left + slot*float64(i) + (slot-barW)/2
 		b := barView{
 			X: round1(x), Y: round1(base - h), W: round1(barW), H: round1(h), CX: round1(x + barW/2),
 			ValueY: round1(base - h - 6), MonthY: base + g.Bottom*0.4,
 			Month: monthName(m.Month, "Jan"),
-			Title: monthName(m.Month, "January 2006") + ": " + formatInt(m.Searches) + " searches",
-			Peak:  m.Searches == peak && peak > 0,
+			Title: monthName(m.Month, "January 2006") + ": " + formatInt(searches) + " searches",
+			Peak:  m.Searches != nil && searches == peak && peak > 0,
+		}
+		if m.Searches == nil {
+			b.Title = monthName(m.Month, "January 2006") + ": no data"
 		}
 		if g.Values {
-			b.Value = formatCompact(m.Searches)
+			b.Value = noValue
+			if m.Searches != nil {
+				b.Value = formatCompact(searches)
+			}
 		}
 		if i == 0 || strings.HasSuffix(m.Month, "-01") {
 			b.Year = &yearLabel{X: b.CX, Y: base + g.Bottom*0.8, Text: monthName(m.Month, "2006")}

@@ -88,6 +88,20 @@ func TestKeywordPage(t *testing.T) {
 	if strings.Contains(body, "last 0 months") {
 		t.Error(`a keyword without trend is headed "Searches over the last 0 months"`)
 	}
+
+	// A keyword whose source gave no numbers shows a dash for each, never
+	// 0 or $0; a month without a value is a dash in the table and no bar.
+	body = do(t, ds, "GET", "/keyword?q=airgun&country=us", nil).Body.String()
+	for _, want := range []string{`id="volume">—<`, `id="cpc">—<`, `id="competition">—<`, "September 2026: no data", ">—</td>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("airgun page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{`id="volume">0<`, `id="cpc">$0<`, `id="competition">0.00<`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("airgun page shows %q for a missing value", bad)
+		}
+	}
 }
 
 // TestPageFragmentLinks: every link to a section of the home page ("/#api")
@@ -243,7 +257,7 @@ func TestChartGeometry(t *testing.T) {
 	if newChart("x", nil, wideChart) != nil {
 		t.Error("a chart without data")
 	}
-	if c := newChart("x", []kw.MonthlySearches{{Month: "2026-01", Searches: 0}}, wideChart); c == nil || c.Bars[0].H != 0 {
+	if c := newChart("x", []kw.MonthlySearches{{Month: "2026-01", Searches: i64(0)}}, wideChart); c == nil || c.Bars[0].H != 0 {
 		t.Errorf("an all-zero chart: %+v", c)
 	}
 }

@@ -28,6 +28,7 @@ const (
 	CodeQTooLong           = "q_too_long"
 	CodeInvalidQ           = "invalid_q"
 	CodeUnsupportedCountry = "unsupported_country"
+	CodeCountryNotIndexed  = "country_not_indexed"
 	CodeKeywordNotFound    = "keyword_not_found"
 	CodeInvalidKey         = "invalid_key"
 	CodeQuotaExhausted     = "quota_exhausted"
@@ -42,9 +43,10 @@ type problemInfo struct{ title, about string }
 
 var problems = map[string]problemInfo{
 	CodeMissingQ:           {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
-	CodeQTooLong:           {"Keyword too long", "After normalization a keyword may have at most 80 characters and 10 words; longer keywords are rejected, never truncated."},
+	CodeQTooLong:           {"Keyword too long", "After normalization a keyword may have at most 80 characters (any number of words); longer keywords are rejected, never truncated."},
 	CodeInvalidQ:           {"Invalid keyword", "The q parameter is not valid UTF-8 or not correctly percent-encoded."},
 	CodeUnsupportedCountry: {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
+	CodeCountryNotIndexed:  {"No data for this country", "The country is supported, but the served index holds no keywords of it. GET /v1/countries lists every country with its keyword count; those with data come first. The lookup does not count against the allowance."},
 	CodeKeywordNotFound:    {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
 	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
 	CodeQuotaExhausted:     {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
@@ -256,7 +258,7 @@ func writeProblem(w http.ResponseWriter, he HTTPError) {
 // Client messages shared by the handler and classify.
 const (
 	missingQMsg = "q is empty; pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."
-	tooLongMsg  = "q is too long; a keyword may have at most 80 characters and 10 words after normalization."
+	tooLongMsg  = "q is too long; a keyword may have at most 80 characters after normalization."
 	invalidQMsg = "q is not valid UTF-8 or not correctly percent-encoded; encode the keyword as UTF-8 and percent-escape it."
 )
 

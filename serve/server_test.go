@@ -46,10 +46,10 @@ func golden(tb testing.TB, name string, got []byte) {
 type keywordDoc struct {
 	Keyword     string       `json:"keyword"`
 	Country     string       `json:"country"`
-	Volume      int64        `json:"volume"`
+	Volume      *int64       `json:"volume"`
 	VolumeRange string       `json:"volume_range,omitempty"`
-	CPC         float64      `json:"cpc"`
-	Competition float64      `json:"competition"`
+	CPC         *float64     `json:"cpc"`
+	Competition *float64     `json:"competition"`
 	Updated     string       `json:"updated"`
 	Intent      string       `json:"intent"`
 	Trend       []trendDoc   `json:"trend"`
@@ -58,15 +58,15 @@ type keywordDoc struct {
 
 type trendDoc struct {
 	Month  string `json:"month"`
-	Volume int64  `json:"volume"`
+	Volume *int64 `json:"volume"`
 }
 
 type relatedDoc struct {
-	Keyword    string  `json:"keyword"`
-	Volume     int64   `json:"volume"`
-	CPC        float64 `json:"cpc"`
-	Overlap    string  `json:"overlap"`
-	SameIntent bool    `json:"same_intent"`
+	Keyword    string   `json:"keyword"`
+	Volume     *int64   `json:"volume"`
+	CPC        *float64 `json:"cpc"`
+	Overlap    string   `json:"overlap"`
+	SameIntent bool     `json:"same_intent"`
 }
 
 func TestKeywordHandler(t *testing.T) {
@@ -81,7 +81,7 @@ func TestKeywordHandler(t *testing.T) {
 	}{
 		{name: "found", target: "/v1/keyword?q=running+shoes&country=us", wantStatus: 200, golden: "keyword_running_shoes.json",
 			check: func(t *testing.T, d keywordDoc) {
-				if d.Keyword != "running shoes" || d.Country != "US" || d.Volume != 301000 || d.Updated != "2026-11-21" {
+				if d.Keyword != "running shoes" || d.Country != "US" || kw.Deref(d.Volume) != 301000 || d.Updated != "2026-11-21" {
 					t.Errorf("got %+v", d)
 				}
 			}},
@@ -102,7 +102,7 @@ func TestKeywordHandler(t *testing.T) {
 		{name: "country upper case", target: "/v1/keyword?q=laufschuhe&country=DE", wantStatus: 200},
 		{name: "country mixed case", target: "/v1/keyword?country=dE&q=laufschuhe", wantStatus: 200,
 			check: func(t *testing.T, d keywordDoc) {
-				if d.Country != "DE" || d.Volume != 74000 {
+				if d.Country != "DE" || kw.Deref(d.Volume) != 74000 {
 					t.Errorf("got %+v", d)
 				}
 			}},
@@ -110,25 +110,25 @@ func TestKeywordHandler(t *testing.T) {
 		{name: "first q wins", target: "/v1/keyword?q=laufschuhe&q=nothing&country=de", wantStatus: 200},
 		{name: "cpc rounds down below half", target: "/v1/keyword?q=running+shoes", wantStatus: 200,
 			check: func(t *testing.T, d keywordDoc) {
-				if d.CPC != 1.23 || d.Competition != 0.87 {
-					t.Errorf("cpc %v competition %v, want 1.23 0.87", d.CPC, d.Competition)
+				if kw.Deref(d.CPC) != 1.23 || kw.Deref(d.Competition) != 0.87 {
+					t.Errorf("cpc %v competition %v, want 1.23 0.87", kw.Deref(d.CPC), kw.Deref(d.Competition))
 				}
 			}},
 		{name: "cpc rounds half up", target: "/v1/keyword?q=trail+shoes", wantStatus: 200, golden: "keyword_trail_shoes.json",
 			check: func(t *testing.T, d keywordDoc) {
-				if d.CPC != 1.24 || d.Competition != 0.5 {
-					t.Errorf("cpc %v competition %v, want 1.24 0.5", d.CPC, d.Competition)
+				if kw.Deref(d.CPC) != 1.24 || kw.Deref(d.Competition) != 0.5 {
+					t.Errorf("cpc %v competition %v, want 1.24 0.5", kw.Deref(d.CPC), kw.Deref(d.Competition))
 				}
 			}},
 		{name: "cpc zero", target: "/v1/keyword?q=free+shoes", wantStatus: 200, golden: "keyword_free_shoes.json",
 			check: func(t *testing.T, d keywordDoc) {
-				if d.CPC != 0 || len(d.Trend) != 0 || len(d.Related) != 0 || d.VolumeRange != "" {
+				if d.CPC == nil || *d.CPC != 0 || d.Competition == nil || *d.Competition != 0 || len(d.Trend) != 0 || len(d.Related) != 0 || d.VolumeRange != "" {
 					t.Errorf("got %+v", d)
 				}
 			}},
 		{name: "cpc one cent and volume range", target: "/v1/keyword?q=cheap+shoes", wantStatus: 200, golden: "keyword_cheap_shoes.json",
 			check: func(t *testing.T, d keywordDoc) {
-				if d.CPC != 0.01 || d.Competition != 0.29 || d.VolumeRange != "1K – 10K" {
+				if kw.Deref(d.CPC) != 0.01 || kw.Deref(d.Competition) != 0.29 || d.VolumeRange != "1K – 10K" {
 					t.Errorf("got %+v", d)
 				}
 			}},
@@ -137,8 +137,20 @@ func TestKeywordHandler(t *testing.T) {
 				if len(d.Trend) != 12 || d.Trend[0].Month != "2024-12" || d.Trend[11].Month != "2025-11" {
 					t.Errorf("trend = %+v", d.Trend)
 				}
-				if d.CPC != 1 || d.Competition != 1 {
-					t.Errorf("cpc %v competition %v, want 1 1", d.CPC, d.Competition)
+				if kw.Deref(d.CPC) != 1 || kw.Deref(d.Competition) != 1 {
+					t.Errorf("cpc %v competition %v, want 1 1", kw.Deref(d.CPC), kw.Deref(d.Competition))
+				}
+			}},
+		{name: "no values", target: "/v1/keyword?q=airgun", wantStatus: 200, golden: "keyword_airgun.json",
+			check: func(t *testing.T, d keywordDoc) {
+				if d.Volume != nil || d.CPC != nil || d.Competition != nil {
+					t.Errorf("volume %v cpc %v competition %v, want null for each", d.Volume, d.CPC, d.Competition)
+				}
+				if len(d.Trend) != 2 || d.Trend[0].Volume != nil || d.Trend[1].Volume == nil || *d.Trend[1].Volume != 0 {
+					t.Errorf("trend %+v, want a null month then a zero one", d.Trend)
+				}
+				if len(d.Related) != 1 || d.Related[0].Volume != nil || d.Related[0].CPC != nil {
+					t.Errorf("related %+v, want one with null volume and cpc", d.Related)
 				}
 			}},
 		{name: "tricky strings", target: "/v1/keyword?q=" + urlEscape(`SHOES "<b>" & MÁS`), wantStatus: 200, golden: "keyword_tricky.json"},
@@ -148,7 +160,7 @@ func TestKeywordHandler(t *testing.T) {
 		{name: "empty q", target: "/v1/keyword?q=&country=us", wantStatus: 400, wantCode: CodeMissingQ},
 		{name: "blank q", target: "/v1/keyword?q=+%09+", wantStatus: 400, wantCode: CodeMissingQ},
 		{name: "q too many characters", target: "/v1/keyword?q=" + strings.Repeat("a", 81), wantStatus: 400, wantCode: CodeQTooLong, golden: "problem_q_too_long.json"},
-		{name: "q too many words", target: "/v1/keyword?q=" + strings.Repeat("a+", 11), wantStatus: 400, wantCode: CodeQTooLong},
+		{name: "any number of words", target: "/v1/keyword?q=" + strings.Repeat("a+", 11), wantStatus: 404, wantCode: CodeKeywordNotFound},
 		{name: "q huge", target: "/v1/keyword?q=" + strings.Repeat("+", 5000) + "a", wantStatus: 400, wantCode: CodeQTooLong},
 		{name: "q at the limit", target: "/v1/keyword?q=" + strings.Repeat("a", 80), wantStatus: 404, wantCode: CodeKeywordNotFound},
 		{name: "q invalid UTF-8", target: "/v1/keyword?q=%FF%FE", wantStatus: 400, wantCode: CodeInvalidQ, golden: "problem_invalid_q.json"},
@@ -246,7 +258,7 @@ func TestKeywordRelatedAndTrend(t *testing.T) {
 	}
 	for i, r := range doc.Related {
 		want := full.Related[i]
-		if r.Keyword != want.Keyword || r.Volume != want.Volume || r.Overlap != fmt.Sprintf("%d/20", want.Overlap) || r.SameIntent != want.SameIntent {
+		if r.Keyword != want.Keyword || kw.Deref(r.Volume) != kw.Deref(want.Volume) || r.Overlap != fmt.Sprintf("%d/20", want.Overlap) || r.SameIntent != want.SameIntent {
 			t.Errorf("related[%d] = %+v, want %+v", i, r, want)
 		}
 	}
@@ -255,7 +267,7 @@ func TestKeywordRelatedAndTrend(t *testing.T) {
 	}
 	for i, m := range doc.Trend {
 		want := full.Trend[len(full.Trend)-12+i]
-		if m.Month != want.Month || m.Volume != want.Searches {
+		if m.Month != want.Month || kw.Deref(m.Volume) != kw.Deref(want.Searches) {
 			t.Errorf("trend[%d] = %+v, want %+v", i, m, want)
 		}
 	}
@@ -417,7 +429,7 @@ func TestCountries(t *testing.T) {
 		byCode[c.Code] = c
 	}
 	for code, want := range map[string]countryJSON{
-		"US": {"US", "United States", "en", 2840, 6},
+		"US": {"US", "United States", "en", 2840, 7},
 		"DE": {"DE", "Germany", "de", 2276, 1},
 		"GB": {"GB", "United Kingdom", "en", 2826, 0},
 	} {

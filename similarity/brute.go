@@ -74,8 +74,8 @@ func Brute(keywords []Keyword, serps [][]string, opt Options) ([]kw.RelatedRow, 
 			if x := cmpRatio(ah, al, bh, bl); x != 0 {
 				return x < 0
 			}
-			if keywords[a].Volume != keywords[b].Volume {
-				return keywords[a].Volume > keywords[b].Volume
+			if va, vb := rankVolume(keywords[a].Volume), rankVolume(keywords[b].Volume); va != vb {
+				return va > vb
 			}
 			return keywords[a].Text < keywords[b].Text
 		})
@@ -85,7 +85,7 @@ func Brute(keywords []Keyword, serps [][]string, opt Options) ([]kw.RelatedRow, 
 		for r, c := range cands {
 			related = append(related, kw.RelatedRow{
 				Keyword: keywords[k].Text, Rank: int32(r + 1), Related: keywords[c].Text,
-				Overlap: int32(ov[c]), Volume: keywords[c].Volume, CPCMicros: keywords[c].CPCMicros,
+				Overlap: int32(ov[c]), Volume: valueOf(&keywords[c].Volume), CPCMicros: valueOf(&keywords[c].CPCMicros),
 				SameIntent: sameIntent(k, c, ov[c]),
 			})
 		}
@@ -104,8 +104,8 @@ func Brute(keywords []Keyword, serps [][]string, opt Options) ([]kw.RelatedRow, 
 	}
 	sort.Slice(order, func(i, j int) bool {
 		a, b := keywords[order[i]], keywords[order[j]]
-		if a.Volume != b.Volume {
-			return a.Volume > b.Volume
+		if va, vb := rankVolume(a.Volume), rankVolume(b.Volume); va != vb {
+			return va > vb
 		}
 		return a.Text < b.Text
 	})

@@ -214,7 +214,7 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 			rk := &e.kws[e.idx[x.c]]
 			out.rows = append(out.rows, kw.RelatedRow{
 				Keyword: text, Rank: int32(j + 1), Related: rk.Text, Overlap: x.o,
-				Volume: rk.Volume, CPCMicros: rk.CPCMicros,
+				Volume: valueOf(&rk.Volume), CPCMicros: valueOf(&rk.CPCMicros),
 				SameIntent: x.o >= minO && ratioWithin(x.hi, x.lo, e.opt.MaxRatio),
 			})
 		}

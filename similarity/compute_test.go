@@ -21,8 +21,8 @@ func diff(tb testing.TB, wantRel, gotRel []kw.RelatedRow, wantInt, gotInt []kw.I
 		if i < len(gotRel) {
 			g = gotRel[i]
 		}
-		if w != g {
-			tb.Fatalf("related row %d (of %d, got %d) = %+v, want %+v", i, len(wantRel), len(gotRel), g, w)
+		if !sameRow(w, g) {
+			tb.Fatalf("related row %d (of %d, got %d) = %s, want %s", i, len(wantRel), len(gotRel), showRow(g), showRow(w))
 		}
 	}
 	for i := 0; i < max(len(wantInt), len(gotInt)); i++ {
@@ -37,6 +37,26 @@ func diff(tb testing.TB, wantRel, gotRel []kw.RelatedRow, wantInt, gotInt []kw.I
 			tb.Fatalf("intent row %d (of %d, got %d) = %+v, want %+v", i, len(wantInt), len(gotInt), g, w)
 		}
 	}
+}
+
+// sameRow compares two related rows by value: the nullable numbers point
+// into different keyword lists.
+func sameRow(a, b kw.RelatedRow) bool {
+	sameNum := func(x, y *int64) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
+	return sameNum(a.Volume, b.Volume) && sameNum(a.CPCMicros, b.CPCMicros) &&
+		a.Keyword == b.Keyword && a.Rank == b.Rank && a.Related == b.Related &&
+		a.Overlap == b.Overlap && a.SameIntent == b.SameIntent
+}
+
+func showRow(r kw.RelatedRow) string {
+	num := func(x *int64) string {
+		if x == nil {
+			return "null"
+		}
+		return fmt.Sprint(*x)
+	}
+	return fmt.Sprintf("{%s #%d %s overlap %d volume %s cpc %s same_intent %v}",
+		r.Keyword, r.Rank, r.Related, r.Overlap, num(r.Volume), num(r.CPCMicros), r.SameIntent)
 }
 
 // TestComputeMatchesBrute is the differential test: random corpora with

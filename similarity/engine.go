@@ -134,7 +134,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 		e.idx[i] = uint32(i)
 	}
 	slices.SortFunc(e.idx, func(a, b uint32) int {
-		if va, vb := c.kws[a].Volume, c.kws[b].Volume; va != vb {
+		if va, vb := rankVolume(c.kws[a].Volume), rankVolume(c.kws[b].Volume); va != vb {
 			return cmp.Compare(vb, va)
 		}
 		return cmp.Compare(tpos[a], tpos[b])

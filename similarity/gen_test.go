@@ -9,8 +9,9 @@ import (
 // tieVolumes are volumes whose smoothed ratios tie often: 5 and 11 are as
 // close to 23 as 47 is (ratio 2 both ways), and equal volumes tie outright;
 // 1023, 2047, 4095 and 2⁶²-1 smooth to powers of two, where a logarithm
-// rounds right at a step.
-var tieVolumes = []int64{0, 0, 1, 2, 5, 5, 11, 11, 23, 47, 47, 95, 100, 191, 1000, 1023, 2047, 4095, 9_999_999_999, 4_999_999_999, 1<<62 - 1}
+// rounds right at a step. NoValue (no volume from the source) ranks as 0,
+// so it ties with 0 and is then ordered by text.
+var tieVolumes = []int64{NoValue, NoValue, 0, 0, 1, 2, 5, 5, 11, 11, 23, 47, 47, 95, 100, 191, 1000, 1023, 2047, 4095, 9_999_999_999, 4_999_999_999, 1<<62 - 1}
 
 // randomCorpus is a small corpus for differential tests: few URLs so that
 // overlaps are large and tie often, Zipf-popular URLs that become hubs,
@@ -25,7 +26,11 @@ func randomCorpus(rng *rand.Rand, n, nURL int) ([]Keyword, [][]string) {
 		if rng.IntN(4) == 0 {
 			v = rng.Int64N(300)
 		}
-		kws[i] = Keyword{Text: fmt.Sprintf("k%04d", perm[i]), Volume: v, CPCMicros: rng.Int64N(5_000_000)}
+		cpc := rng.Int64N(5_000_000)
+		if rng.IntN(8) == 0 {
+			cpc = NoValue
+		}
+		kws[i] = Keyword{Text: fmt.Sprintf("k%04d", perm[i]), Volume: v, CPCMicros: cpc}
 		size := rng.IntN(24)
 		switch rng.IntN(8) {
 		case 0:

@@ -14,9 +14,26 @@ import (
 
 // Keyword is one keyword of a country as the stage sees it.
 type Keyword struct {
-	Text      string // normalized; unique within one Compute call
-	Volume    int64  // monthly searches; a negative volume ranks as 0
+	Text string // normalized; unique within one Compute call
+	// Volume is the monthly searches; negative when the source gave none
+	// (NoValue), which ranks as 0 and is written as null.
+	Volume int64
+	// CPCMicros is the CPC; negative when the source gave none, written as
+	// null.
 	CPCMicros int64
+}
+
+// NoValue is a Keyword's Volume or CPCMicros when the source gave none.
+const NoValue = -1
+
+// valueOf turns a Keyword's number into the nullable column the related
+// dataset holds. It points into the keyword itself, so that ten related
+// rows a keyword cost no allocation.
+func valueOf(v *int64) *int64 {
+	if *v < 0 {
+		return nil
+	}
+	return v
 }
 
 // Options tunes Compute, Brute and Run. The zero value means every default;
@@ -81,6 +98,10 @@ func (o Options) withDefaults() Options {
 
 // smooth is the smoothed volume v+1 that closeness and the intent ratio use.
 // Negative volumes (never produced by ingest) count as 0.
+// rankVolume is the volume a keyword ranks by: a missing (negative) one
+// ranks as 0.
+func rankVolume(v int64) int64 { return max(v, 0) }
+
 func smooth(v int64) uint64 {
 	if v < 0 {
 		return 1

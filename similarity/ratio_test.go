@@ -94,7 +94,7 @@ func ratioOracle(keywords []Keyword, serps [][]string, opt Options) ([]kw.Relate
 			if x := a.ratio.Cmp(b.ratio); x != 0 {
 				return x < 0
 			}
-			if va, vb := keywords[a.c].Volume, keywords[b.c].Volume; va != vb {
+			if va, vb := max(keywords[a.c].Volume, 0), max(keywords[b.c].Volume, 0); va != vb {
 				return va > vb
 			}
 			return keywords[a.c].Text < keywords[b.c].Text
@@ -103,7 +103,7 @@ func ratioOracle(keywords []Keyword, serps [][]string, opt Options) ([]kw.Relate
 			c := keywords[x.c]
 			related = append(related, kw.RelatedRow{
 				Keyword: keywords[k].Text, Rank: int32(r + 1), Related: c.Text, Overlap: int32(x.ov),
-				Volume: c.Volume, CPCMicros: c.CPCMicros,
+				Volume: valueOf(&c.Volume), CPCMicros: valueOf(&c.CPCMicros),
 				SameIntent: bigSameIntent(keywords[k].Volume, c.Volume, x.ov, opt),
 			})
 		}
@@ -115,8 +115,8 @@ func ratioOracle(keywords []Keyword, serps [][]string, opt Options) ([]kw.Relate
 	}
 	sort.Slice(order, func(i, j int) bool {
 		a, b := keywords[order[i]], keywords[order[j]]
-		if a.Volume != b.Volume {
-			return a.Volume > b.Volume
+		if va, vb := max(a.Volume, 0), max(b.Volume, 0); va != vb {
+			return va > vb
 		}
 		return a.Text < b.Text
 	})
@@ -196,7 +196,7 @@ func TestBruteAndComputeMatchRatioOracle(t *testing.T) {
 						v = k.Volume
 					}
 				}
-				if r.SameIntent && bigRatio(v, r.Volume).Cmp(new(big.Rat).SetInt64(opt.MaxRatio)) == 0 {
+				if r.SameIntent && bigRatio(v, kw.Deref(r.Volume)).Cmp(new(big.Rat).SetInt64(opt.MaxRatio)) == 0 {
 					boundary++
 				}
 			}

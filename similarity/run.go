@@ -86,8 +86,16 @@ func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
 // others.
 type keywordCols struct {
 	Keyword   string `parquet:"keyword"`
-	Volume    int64  `parquet:"volume"`
-	CPCMicros int64  `parquet:"cpc_micros"`
+	Volume    *int64 `parquet:"volume,optional"`
+	CPCMicros *int64 `parquet:"cpc_micros,optional"`
+}
+
+// orNoValue is a lake column's value, or NoValue for a null.
+func orNoValue(p *int64) int64 {
+	if p == nil {
+		return NoValue
+	}
+	return *p
 }
 
 type serpCols struct {
@@ -103,7 +111,7 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 	var kws []Keyword
 	err := lake.Scan(ctx, opt.Data, kw.DatasetKeywords, cc, opt.Date, func(batch []keywordCols) error {
 		for _, r := range batch {
-			kws = append(kws, Keyword{Text: strings.Clone(r.Keyword), Volume: r.Volume, CPCMicros: r.CPCMicros})
+			kws = append(kws, Keyword{Text: strings.Clone(r.Keyword), Volume: orNoValue(r.Volume), CPCMicros: orNoValue(r.CPCMicros)})
 		}
 		return nil
 	})

@@ -14,11 +14,20 @@ import (
 )
 
 // writeLake writes keywords (sorted by text) and SERP rows per date.
+// lakeValue is the lake column of a Keyword's number: null for NoValue,
+// which Run must read back as NoValue.
+func lakeValue(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
 func writeLake(tb testing.TB, data, cc, date string, kws []Keyword, serps map[string][][]string, texts map[string][]string) {
 	tb.Helper()
 	recs := make([]kw.KeywordRecord, len(kws))
 	for i, k := range kws {
-		recs[i] = kw.KeywordRecord{Keyword: k.Text, Volume: k.Volume, CPCMicros: k.CPCMicros, Source: "test"}
+		recs[i] = kw.KeywordRecord{Keyword: k.Text, Volume: lakeValue(k.Volume), CPCMicros: lakeValue(k.CPCMicros), Source: "test"}
 	}
 	slices.SortFunc(recs, func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) })
 	if err := lake.WritePartition(data, kw.DatasetKeywords, cc, date, recs); err != nil {
@@ -138,7 +147,7 @@ func TestRunUnsortedLake(t *testing.T) {
 			data := t.TempDir()
 			recs := make([]kw.KeywordRecord, len(kws))
 			for i, k := range kws {
-				recs[i] = kw.KeywordRecord{Keyword: k.Text, Volume: k.Volume, CPCMicros: k.CPCMicros}
+				recs[i] = kw.KeywordRecord{Keyword: k.Text, Volume: lakeValue(k.Volume), CPCMicros: lakeValue(k.CPCMicros)}
 			}
 			cmpText := func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) }
 			if sortedKeywords {

@@ -8,10 +8,6 @@ import (
 	"github.com/kwdata/kwdata/pipelines"
 )
 
-func init() {
-	register("build-index", "compile one date of the lake into a new index and publish it", (*Main).runBuildIndex)
-}
-
 func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("build-index", "--data DIR --date YYYY-MM-DD")
 	data := fs.String("data", "", "data folder (required)")
@@ -20,6 +16,12 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}); err != nil {
+		return err
+	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if err := existingData(*data); err != nil {
 		return err
 	}
 	release, err := m.runLock(*data, "build the index")

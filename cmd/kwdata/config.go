@@ -22,13 +22,20 @@ import (
 // ingestFromConfig ingests the configured sources of one country, or of
 // every configured country, for one date, into data when it is given and
 // else into the config's data folder.
-func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country string) error {
+func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country string) (err error) {
 	// --data replaces the config's data:, so one config can feed a
 	// scratch folder (a backfill, a test) without editing it.
 	cfg, err := pipelines.LoadConfigData(path, m.Getenv, data)
 	if err != nil {
 		return err
 	}
+	// A failed ingest leaves no data folder it created behind.
+	undo := newFolderGuard(cfg.Data)
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
 	if date == "" {
 		date = pipelines.DateAt(m.now(), cfg.Location)
 	}

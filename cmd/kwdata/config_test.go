@@ -107,13 +107,13 @@ func TestIngestConfigMatchesFileImport(t *testing.T) {
 	// the two mappings could part ways.
 	var noBids, noComp, blankMonths, ranges int
 	for _, r := range recsA {
-		if r.BidLowMicros == 0 && r.BidHighMicros == 0 {
+		if r.BidLowMicros == nil && r.BidHighMicros == nil {
 			noBids++
 		}
 		if r.CompetitionLevel == "" {
 			noComp++
 		}
-		if len(r.Monthly) < len(c.months) {
+		if len(r.Monthly) < len(c.months) || slices.ContainsFunc(r.Monthly, func(m kw.MonthlySearches) bool { return m.Searches == nil }) {
 			blankMonths++
 		}
 		if r.VolumeRange != "" {
@@ -544,15 +544,15 @@ func TestIngestConfigGoogleAdsCurrency(t *testing.T) {
 			withBids := 0
 			for _, r := range recs {
 				src := c.records[r.Keyword]
-				low, high := src.BidLowMicros*tc.rate, src.BidHighMicros*tc.rate
+				low, high := kw.Deref(src.BidLowMicros)*tc.rate, kw.Deref(src.BidHighMicros)*tc.rate
 				cpc := int64(0)
 				if low != 0 || high != 0 {
 					cpc = (low + high + 1) / 2
 					withBids++
 				}
-				if r.BidLowMicros != low || r.BidHighMicros != high || r.CPCMicros != cpc {
+				if kw.Deref(r.BidLowMicros) != low || kw.Deref(r.BidHighMicros) != high || kw.Deref(r.CPCMicros) != cpc {
 					t.Errorf("%q: bids %d–%d cpc %d, want %d–%d cpc %d", r.Keyword,
-						r.BidLowMicros, r.BidHighMicros, r.CPCMicros, low, high, cpc)
+						kw.Deref(r.BidLowMicros), kw.Deref(r.BidHighMicros), kw.Deref(r.CPCMicros), low, high, cpc)
 				}
 			}
 			if len(recs) == 0 || withBids == 0 {
@@ -608,7 +608,7 @@ func TestIngestConfigFileUSDRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1 || recs[0].BidLowMicros != 1080000 || recs[0].BidHighMicros != 2160000 || recs[0].CPCMicros != 1620000 {
+	if len(recs) != 1 || kw.Deref(recs[0].BidLowMicros) != 1080000 || kw.Deref(recs[0].BidHighMicros) != 2160000 || kw.Deref(recs[0].CPCMicros) != 1620000 {
 		t.Errorf("records %+v, want EUR 1.00–2.00 as USD 1.08–2.16", recs)
 	}
 }
@@ -620,7 +620,7 @@ func TestIngestConfigReportsBadRows(t *testing.T) {
 	dir := t.TempDir()
 	planner := writeTestFile(t, dir, "exports/us.csv", "Keyword\tAvg. monthly searches\n"+
 		"running shoes\t1000\n"+
-		"one two three four five six seven eight nine ten eleven\t10\n"+
+		strings.Repeat("x", 81)+"\t10\n"+ // longer than a keyword may be
 		"trail shoes\t500\n")
 	cfg := writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us]\nfiles:\n  us:\n    planner_csv: [exports/us.csv]\n")
 	m, out, _ := testMain(t)

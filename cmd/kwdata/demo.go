@@ -12,13 +12,8 @@ import (
 	"github.com/kwdata/kwdata/ingest"
 	"github.com/kwdata/kwdata/ingest/sample"
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/kw/lake"
 	"github.com/kwdata/kwdata/similarity"
 )
-
-func init() {
-	register("demo", "run sample, ingest, similarity and build-index on the sample, then serve it", (*Main).runDemo)
-}
 
 // demoOptions is what a demo runs; tests shrink it.
 type demoOptions struct {
@@ -29,7 +24,7 @@ type demoOptions struct {
 }
 
 func (m *Main) runDemo(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("demo", "[--addr 127.0.0.1:8080] [--data DIR] [--keywords N]")
+	fs := m.newFlagSet("demo", "[--addr 127.0.0.1:8080] [--data DIR] [--keywords N] [--countries us,gb,de]")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
 	data := fs.String("data", "demo-data", "data folder for the sample, the lake and the index (replaced)")
 	n := fs.Int("keywords", 20000, "sample keywords per country")
@@ -37,16 +32,48 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
+	list := splitList(*countries)
+	if len(list) == 0 {
+		return usageError{fmt.Errorf("--countries is empty; write e.g. --countries us,gb,de")}
+	}
+	for _, cc := range list {
+		if _, ok := kw.LookupCountry(cc); !ok {
+			return usageError{fmt.Errorf("--countries: %q is not a supported country; write ISO 3166-1 alpha-2 codes such as us,gb,de", cc)}
+		}
+	}
+	if *n < 1 {
+		return usageError{fmt.Errorf("--keywords is %d; write 1 or more", *n)}
+	}
 	return m.demo(ctx, demoOptions{
-		data: *data, keywords: *n, countries: splitList(*countries),
+		data: *data, keywords: *n, countries: list,
 		serve: serveConfig{addr: *addr},
 	})
 }
 
 // demo runs every stage on a fresh sample and serves the result until ctx
 // is done.
-func (m *Main) demo(ctx context.Context, opt demoOptions) error {
+func (m *Main) demo(ctx context.Context, opt demoOptions) (err error) {
 	start := time.Now()
+	// The address is taken first: a busy port should fail the demo in a
+	// moment, not after every stage has run.
+	ln := opt.serve.listener
+	if ln == nil {
+		if ln, err = listen(opt.serve.addr); err != nil {
+			return err
+		}
+	}
+	served := false
+	defer func() {
+		if !served {
+			ln.Close()
+		}
+	}()
+	undo := newFolderGuard(opt.data)
+	defer func() {
+		if err != nil && !served {
+			undo()
+		}
+	}()
 	if err := os.RemoveAll(opt.data); err != nil {
 		return fmt.Errorf("cannot clear %s: %w", opt.data, err)
 	}
@@ -65,7 +92,7 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) error {
 			SERPJSONL:  []string{filepath.Join(in, cc, "serps.jsonl")},
 		})
 		if err != nil {
-			return fmt.Errorf("cannot ingest %s: %w", cc, err)
+			return fmt.Errorf("cannot ingest the sample of %s: %w", strings.ToUpper(cc), err)
 		}
 		fmt.Fprintf(m.Stderr, "    %s: %d keywords, %d SERPs, %d bad rows\n",
 			rep.Country, rep.Keywords, rep.SERPs, rep.BadCount)
@@ -75,47 +102,22 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) error {
 		return err
 	}
 	fmt.Fprintln(m.Stderr, "4/4 building the index")
-	if _, err := m.buildIndex(ctx, opt.data, date); err != nil {
-		return err
-	}
-	try, err := demoKeyword(opt.data, opt.countries[0], date)
+	man, err := m.buildIndex(ctx, opt.data, date)
 	if err != nil {
 		return err
+	}
+	first := strings.ToUpper(opt.countries[0])
+	if len(man.Examples[first]) == 0 {
+		return fmt.Errorf("the sample index has no keyword of %s to show", first)
 	}
 	cfg := opt.serve
 	cfg.data = opt.data
+	cfg.listener = ln
 	cfg.ready = func(addr string) {
-		q := url.Values{"q": {try}, "country": {strings.ToLower(opt.countries[0])}}.Encode()
-		fmt.Fprintf(m.Stdout, "\nkwdata is serving the sample (built in %s). Try:\n\n  curl 'http://%s/v1/keyword?%s'\n  open  http://%s/keyword?%s\n\nPress Ctrl-C to stop.\n",
-			time.Since(start).Round(time.Second), addr, q, addr, q)
+		q := url.Values{"q": {man.Examples[first][0]}, "country": {strings.ToLower(first)}}.Encode()
+		fmt.Fprintf(m.Stdout, "\nkwdata is serving the sample (built in %s). Open in a browser:\n\n  http://%s/\n  http://%s/keyword?%s\n\nor ask the API:\n\n  curl 'http://%s/v1/keyword?%s'\n\nPress Ctrl-C to stop.\n",
+			time.Since(start).Round(time.Second), addr, addr, q, addr, q)
 	}
+	served = true
 	return m.serve(ctx, cfg)
-}
-
-// demoKeyword picks a keyword worth showing: the most searched one that has
-// a full list of related keywords.
-func demoKeyword(data, country, date string) (string, error) {
-	related, err := lake.Read[kw.RelatedRow](data, kw.DatasetRelated, country, date)
-	if err != nil {
-		return "", fmt.Errorf("cannot read the related keywords: %w", err)
-	}
-	full := map[string]bool{}
-	for _, r := range related {
-		if r.Rank == 10 {
-			full[r.Keyword] = true
-		}
-	}
-	best, bestVol := "", int64(-1)
-	err = lake.Scan(context.Background(), data, kw.DatasetKeywords, country, date, func(b []kw.KeywordRecord) error {
-		for _, r := range b {
-			if full[r.Keyword] && r.Volume > bestVol {
-				best, bestVol = r.Keyword, r.Volume
-			}
-		}
-		return nil
-	})
-	if err != nil || best == "" {
-		return "", fmt.Errorf("cannot find a keyword with 10 related keywords in the sample: %v", err)
-	}
-	return best, nil
 }

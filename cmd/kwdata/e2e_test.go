@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -66,26 +67,48 @@ func startServer(tb testing.TB, data string) string {
 }
 
 type apiRelated struct {
-	Keyword    string  `json:"keyword"`
-	Volume     int64   `json:"volume"`
-	CPC        float64 `json:"cpc"`
-	Overlap    string  `json:"overlap"`
-	SameIntent bool    `json:"same_intent"`
+	Keyword    string   `json:"keyword"`
+	Volume     *int64   `json:"volume"`
+	CPC        *float64 `json:"cpc"`
+	Overlap    string   `json:"overlap"`
+	SameIntent bool     `json:"same_intent"`
 }
 
 type apiEntry struct {
-	Keyword     string  `json:"keyword"`
-	Country     string  `json:"country"`
-	Volume      int64   `json:"volume"`
-	CPC         float64 `json:"cpc"`
-	Competition float64 `json:"competition"`
-	Updated     string  `json:"updated"`
-	Intent      string  `json:"intent"`
+	Keyword     string   `json:"keyword"`
+	Country     string   `json:"country"`
+	Volume      *int64   `json:"volume"`
+	CPC         *float64 `json:"cpc"`
+	Competition *float64 `json:"competition"`
+	Updated     string   `json:"updated"`
+	Intent      string   `json:"intent"`
 	Trend       []struct {
 		Month  string `json:"month"`
-		Volume int64  `json:"volume"`
+		Volume *int64 `json:"volume"`
 	} `json:"trend"`
 	Related []apiRelated `json:"related"`
+}
+
+// same reports whether two nullable numbers are both null or equal.
+func same[T int64 | float64](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// show prints a nullable number as JSON does.
+func show[T int64 | float64](p *T) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+// dollars is what the API answers for micros of USD: cents, half up.
+func dollars(micros *int64) *float64 {
+	if micros == nil {
+		return nil
+	}
+	d := float64((*micros+5000)/10000) / 100
+	return &d
 }
 
 // TestEndToEnd runs every stage on a small sample through the command line
@@ -169,14 +192,15 @@ func TestEndToEnd(t *testing.T) {
 func checkEntry(t *testing.T, cc, date string, rec kw.KeywordRecord, related []kw.RelatedRow, intent string, got apiEntry) {
 	t.Helper()
 	where := cc + " " + rec.Keyword
-	if got.Keyword != rec.Keyword || got.Country != strings.ToUpper(cc) || got.Volume != rec.Volume || got.Updated != date {
-		t.Errorf("%s: got %s/%s/%d/%s", where, got.Keyword, got.Country, got.Volume, got.Updated)
+	if got.Keyword != rec.Keyword || got.Country != strings.ToUpper(cc) || !same(got.Volume, rec.Volume) || got.Updated != date {
+		t.Errorf("%s: got %s/%s/%s/%s", where, got.Keyword, got.Country, show(got.Volume), got.Updated)
 	}
-	if want := float64((rec.CPCMicros+5000)/10000) / 100; got.CPC != want {
-		t.Errorf("%s: cpc %v, want %v (micros %d)", where, got.CPC, want, rec.CPCMicros)
+	if want := dollars(rec.CPCMicros); !same(got.CPC, want) {
+		t.Errorf("%s: cpc %s, want %s (micros %s)", where, show(got.CPC), show(want), show(rec.CPCMicros))
 	}
-	if diff := got.Competition - rec.Competition; diff > 0.005 || diff < -0.005 {
-		t.Errorf("%s: competition %v, want %v", where, got.Competition, rec.Competition)
+	if (got.Competition == nil) != (rec.Competition == nil) ||
+		got.Competition != nil && math.Abs(*got.Competition-*rec.Competition) > 0.005 {
+		t.Errorf("%s: competition %s, want %s", where, show(got.Competition), show(rec.Competition))
 	}
 	if got.Intent != intent {
 		t.Errorf("%s: intent %q, want %q", where, got.Intent, intent)
@@ -189,7 +213,7 @@ func checkEntry(t *testing.T, cc, date string, rec kw.KeywordRecord, related []k
 		t.Errorf("%s: %d trend months, want %d", where, len(got.Trend), len(monthly))
 	} else {
 		for i, m := range monthly {
-			if got.Trend[i].Month != m.Month || got.Trend[i].Volume != m.Searches {
+			if got.Trend[i].Month != m.Month || !same(got.Trend[i].Volume, m.Searches) {
 				t.Errorf("%s: trend[%d] = %+v, want %+v", where, i, got.Trend[i], m)
 			}
 		}
@@ -198,8 +222,10 @@ func checkEntry(t *testing.T, cc, date string, rec kw.KeywordRecord, related []k
 		t.Fatalf("%s: %d related, the lake has %d", where, len(got.Related), len(related))
 	}
 	for i, r := range related {
-		want := apiRelated{r.Related, r.Volume, float64((r.CPCMicros+5000)/10000) / 100, fmt.Sprintf("%d/20", r.Overlap), r.SameIntent}
-		if int(r.Rank) != i+1 || got.Related[i] != want {
+		want := apiRelated{r.Related, r.Volume, dollars(r.CPCMicros), fmt.Sprintf("%d/20", r.Overlap), r.SameIntent}
+		g := got.Related[i]
+		if int(r.Rank) != i+1 || g.Keyword != want.Keyword || !same(g.Volume, want.Volume) || !same(g.CPC, want.CPC) ||
+			g.Overlap != want.Overlap || g.SameIntent != want.SameIntent {
 			t.Errorf("%s: related[%d] = %+v, lake rank %d %+v", where, i, got.Related[i], r.Rank, want)
 		}
 	}

@@ -115,7 +115,7 @@ func newSampleCorpus(tb testing.TB, dir string, n int, seed int) *sampleCorpus {
 	}
 	months := map[string]bool{}
 	for _, r := range recs {
-		if old, ok := c.records[r.Keyword]; !ok || r.Volume > old.Volume {
+		if old, ok := c.records[r.Keyword]; !ok || kw.MoreVolume(r.Volume, old.Volume) {
 			c.records[r.Keyword] = r
 		}
 		for _, m := range r.Monthly {
@@ -358,22 +358,27 @@ func (f *fakeAds) ideaRequests() [][]string {
 // has exact numbers, and the lower bound is what the planner import keeps.
 func (f *fakeAds) metrics(rec kw.KeywordRecord) map[string]any {
 	s := func(n int64) string { return strconv.FormatInt(n, 10) }
-	m := map[string]any{"avgMonthlySearches": s(rec.Volume), "competition": "UNSPECIFIED"}
+	m := map[string]any{"competition": "UNSPECIFIED"}
+	if rec.Volume != nil {
+		m["avgMonthlySearches"] = s(*rec.Volume)
+	}
 	if rec.CompetitionLevel != "" {
 		m["competition"] = rec.CompetitionLevel
 	}
-	if rec.CompetitionLevel != "" || rec.Competition != 0 {
-		m["competitionIndex"] = s(int64(math.Round(rec.Competition * 100)))
+	if rec.Competition != nil {
+		m["competitionIndex"] = s(int64(math.Round(*rec.Competition * 100)))
 	}
-	switch {
-	case rec.BidLowMicros != 0 || rec.BidHighMicros != 0:
-		if want := (rec.BidLowMicros + rec.BidHighMicros + 1) / 2; rec.CPCMicros != want {
+	switch low, high := rec.BidLowMicros, rec.BidHighMicros; {
+	case low != nil && high != nil:
+		if want := (*low + *high + 1) / 2; kw.Deref(rec.CPCMicros) != want {
 			f.tb.Errorf("google ads fake: %q has cpc %d, not its bid midpoint %d; the API cannot express it",
-				rec.Keyword, rec.CPCMicros, want)
+				rec.Keyword, kw.Deref(rec.CPCMicros), want)
 		}
-		m["lowTopOfPageBidMicros"] = s(rec.BidLowMicros)
-		m["highTopOfPageBidMicros"] = s(rec.BidHighMicros)
-	case rec.CPCMicros != 0:
+		m["lowTopOfPageBidMicros"] = s(*low)
+		m["highTopOfPageBidMicros"] = s(*high)
+	case low != nil || high != nil:
+		f.tb.Errorf("google ads fake: %q has one bid without the other", rec.Keyword)
+	case rec.CPCMicros != nil:
 		f.tb.Errorf("google ads fake: %q has a cpc without bids", rec.Keyword)
 	}
 	// Every month of the period, newest first; months the planner left
@@ -381,7 +386,9 @@ func (f *fakeAds) metrics(rec kw.KeywordRecord) map[string]any {
 	// it has no figure.
 	have := map[string]int64{}
 	for _, v := range rec.Monthly {
-		have[v.Month] = v.Searches
+		if v.Searches != nil {
+			have[v.Month] = *v.Searches
+		}
 	}
 	var months []any
 	for _, month := range slices.Backward(f.corpus.months) {

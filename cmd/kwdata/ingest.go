@@ -3,18 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/kwdata/kwdata/ingest"
 )
 
-func init() {
-	register("ingest", "import planner exports and SERP files (or the configured APIs) into the lake", (*Main).runIngest)
-}
-
 func (m *Main) runIngest(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--config FILE]")
+	fs := m.newFlagSet("ingest", "--data DIR --date YYYY-MM-DD --country CC [--planner-csv FILE]... [--serp-jsonl FILE]... [--usd-rate EUR=1.08]... | --config FILE [--date YYYY-MM-DD] [--country CC] [--data DIR]")
 	data := fs.String("data", "", "data folder that holds the lake (required without --config; with --config, replaces the config's data:)")
 	date := fs.String("date", "", "data date, YYYY-MM-DD (required)")
 	country := fs.String("country", "", "country code, e.g. us (required with files; with --config, default every configured country)")
@@ -43,9 +40,20 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 			return usageError{fmt.Errorf("%s cannot be used with --config, which names its own files; list them under files.<cc> in the config (planner_csv, serp_jsonl, usd_rate), or leave out --config",
 				strings.Join(given, " and "))}
 		}
+		if *date != "" {
+			if err := checkDate(*date); err != nil {
+				return err
+			}
+		}
 		return m.ingestFromConfig(ctx, *config, *data, *date, *country)
 	}
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}, [2]string{"country", *country}); err != nil {
+		return err
+	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if err := checkCountry(*country); err != nil {
 		return err
 	}
 	if len(planner) == 0 && len(serps) == 0 {
@@ -55,26 +63,60 @@ func (m *Main) runIngest(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	update, finish := m.progress("ingest " + *country)
-	defer finish()
-	rep, err := ingest.Run(ctx, ingest.Options{
-		Data: *data, Date: *date, Country: *country, PlannerCSV: planner, SERPJSONL: serps,
-		USDRate: usd, Logger: m.Logger,
-		Progress: func(_ string, done, total int64) { update(done, total) },
+	// ingest may create the data folder; a failed one removes it again.
+	undo := newFolderGuard(*data)
+	err = m.ingestFiles(ctx, ingest.Options{
+		Data: *data, Date: *date, Country: *country, PlannerCSV: planner, SERPJSONL: serps, USDRate: usd,
 	})
-	finish()
-	for _, b := range rep.Bad {
-		fmt.Fprintf(m.Stderr, "bad row: %s\n", b)
-	}
-	if rep.BadCount > len(rep.Bad) {
-		fmt.Fprintf(m.Stderr, "... and %d more bad rows\n", rep.BadCount-len(rep.Bad))
-	}
 	if err != nil {
-		return fmt.Errorf("cannot ingest %s: %w", *country, err)
+		undo()
 	}
-	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates), %d SERPs with %d results, %d bad rows\n",
-		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, rep.SERPs, rep.SERPRows, rep.BadCount)
+	return err
+}
+
+// ingestFiles runs a manual ingest of export files under the run lock: it
+// replaces the partitions of a date, so it must never overlap a scheduled
+// or manual run, which would publish a mix of both.
+func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
+	release, err := m.runLock(opt.Data, "ingest")
+	if err != nil {
+		return err
+	}
+	defer release()
+	update, finish := m.progress("ingest " + opt.Country)
+	defer finish()
+	opt.Logger = m.Logger
+	opt.Progress = func(_ string, done, total int64) { update(done, total) }
+	rep, err := ingest.Run(ctx, opt)
+	finish()
+	printBadRows(m.Stderr, rep)
+	if err != nil {
+		return fmt.Errorf("cannot ingest %s: %w", strings.ToUpper(opt.Country), err)
+	}
+	summaries := ""
+	if rep.Summaries > 0 {
+		summaries = fmt.Sprintf(", %d summary rows skipped", rep.Summaries)
+	}
+	fmt.Fprintf(m.Stdout, "ingested %s %s: %d keywords (%d duplicates%s), %d SERPs with %d results, %d bad rows\n",
+		rep.Country, rep.Date, rep.Keywords, rep.Duplicates, summaries, rep.SERPs, rep.SERPRows, rep.BadCount)
 	return nil
+}
+
+// maxBadLines is the number of bad rows ingest prints. A file of another
+// country is bad on every line, and the reason printed after them says so
+// in one line; the rows beyond these are counted.
+const maxBadLines = 10
+
+// printBadRows prints the first maxBadLines bad rows of rep, one a line
+// with file and line number, and a count of the rest.
+func printBadRows(w io.Writer, rep ingest.Report) {
+	n := min(len(rep.Bad), maxBadLines)
+	for _, b := range rep.Bad[:n] {
+		fmt.Fprintf(w, "bad row: %s\n", b)
+	}
+	if rep.BadCount > n {
+		fmt.Fprintf(w, "... and %d more bad rows\n", rep.BadCount-n)
+	}
 }
 
 // parseRates reads --usd-rate CUR=RATE values.

@@ -2,39 +2,56 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kwdata/kwdata/serve/access"
 )
 
-func init() {
-	register("keys", "create, list, revoke and re-tier API keys (create|list|revoke|set-tier)", (*Main).runKeys)
-}
-
 func (m *Main) runKeys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("keys needs a subcommand: create, list, revoke or set-tier")}
+		m.keysHelp(m.Stderr)
+		return usageError{fmt.Errorf("keys needs a subcommand: create, list, revoke or set-tier; see 'kwdata keys -h'")}
 	}
 	sub, args := args[0], args[1:]
+	switch sub {
+	case "-h", "-help", "--help", "help":
+		m.keysHelp(m.Stdout)
+		return nil
+	}
+	if _, ok := keysUsage[sub]; !ok {
+		return usageError{fmt.Errorf("unknown keys subcommand %q; use create, list, revoke or set-tier (see 'kwdata keys -h')", sub)}
+	}
 	fs := m.newFlagSet("keys "+sub, keysUsage[sub])
 	data := fs.String("data", "", "data folder (required)")
-	tier := fs.String("tier", "", "tier: registered or paid")
-	email := fs.String("email", "", "email of the key's owner")
-	paidUntil := fs.String("paid-until", "", "last day of the paid subscription, YYYY-MM-DD (default: no end)")
+	var tier, email, paidUntil *string
+	if sub == "create" {
+		tier = fs.String("tier", "", "tier: registered or paid (required)")
+		email = fs.String("email", "", "email of the key's owner; one active key per email, as POST /v1/register allows")
+	}
+	if sub == "create" || sub == "set-tier" {
+		paidUntil = fs.String("paid-until", "", "last day of the paid subscription, YYYY-MM-DD (paid keys only; default: no end)")
+	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if _, ok := keysUsage[sub]; !ok {
-		return usageError{fmt.Errorf("unknown keys subcommand %q; use create, list, revoke or set-tier", sub)}
+	wantArgs := map[string]int{"create": 0, "list": 0, "revoke": 1, "set-tier": 2}[sub]
+	if len(pos) != wantArgs {
+		return usageError{fmt.Errorf("usage: kwdata keys %s %s", sub, keysUsage[sub])}
 	}
 	if err := require([2]string{"data", *data}); err != nil {
 		return err
 	}
+	if err := existingData(*data); err != nil {
+		return err
+	}
+	now := time.Now()
 	var until time.Time
-	if *paidUntil != "" {
+	if paidUntil != nil && *paidUntil != "" {
 		if until, err = access.ParsePaidUntil(*paidUntil); err != nil {
 			return usageError{err}
 		}
@@ -44,9 +61,18 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 		return fmt.Errorf("cannot open the key registry: %w", err)
 	}
 	defer keys.Close()
-	wantArgs := map[string]int{"create": 0, "list": 0, "revoke": 1, "set-tier": 2}[sub]
-	if len(pos) != wantArgs {
-		return usageError{fmt.Errorf("usage: kwdata keys %s %s", sub, keysUsage[sub])}
+	// warnPaid says what a paid grant means when it is probably not what
+	// the operator meant: no end date (the key never lapses), or an end in
+	// the past (it lapsed already and counts as registered). Both may be
+	// intended (a lifetime grant, a record of an old subscription), so
+	// they are warnings, not refusals.
+	warnPaid := func(id string) {
+		switch {
+		case until.IsZero():
+			fmt.Fprintf(m.Stderr, "warning: %s is paid with no end date and stays paid until 'kwdata keys set-tier --data %s %s registered'; pass --paid-until YYYY-MM-DD to end it\n", id, *data, id)
+		case !until.After(now): // until is the start of the day after the last paid one
+			fmt.Fprintf(m.Stderr, "warning: --paid-until %s is in the past, so %s has lapsed already and counts as registered; pass a last paid day from today on to make it paid\n", *paidUntil, id)
+		}
 	}
 	switch sub {
 	case "create":
@@ -54,12 +80,22 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 		if err != nil {
 			return usageError{err}
 		}
+		if t != access.Paid && !until.IsZero() {
+			return usageError{fmt.Errorf("--paid-until is for paid keys; leave it out, or pass --tier paid")}
+		}
 		key, rec, err := keys.CreateKey(ctx, t, *email, until)
+		if errors.Is(err, access.ErrEmailTaken) {
+			return fmt.Errorf("cannot create the key: %s already holds an active key%s; one email holds one key, as with POST /v1/register: revoke it first, or change its tier with kwdata keys set-tier",
+				*email, activeKeyOf(ctx, keys, *email))
+		}
 		if err != nil {
 			return fmt.Errorf("cannot create the key: %w", err)
 		}
 		fmt.Fprintln(m.Stdout, key)
 		fmt.Fprintf(m.Stderr, "created key %s (%s); it is shown only now, keep it safe\n", rec.ID, rec.Tier)
+		if t == access.Paid {
+			warnPaid(rec.ID)
+		}
 	case "list":
 		recs, err := keys.ListKeys(ctx)
 		if err != nil {
@@ -67,7 +103,6 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 		}
 		tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTIER\tEMAIL\tCREATED\tLAST USED\tLOOKUPS THIS PERIOD\tPAID UNTIL\tSTATUS")
-		now := time.Now()
 		for _, r := range recs {
 			tierName := string(r.Tier)
 			if r.ActiveTier(now) != r.Tier {
@@ -95,10 +130,16 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 		if err != nil {
 			return usageError{err}
 		}
+		if t != access.Paid && !until.IsZero() {
+			return usageError{fmt.Errorf("--paid-until is for paid keys; leave it out, or set the tier paid")}
+		}
 		if err := keys.SetTier(ctx, pos[0], t, until); err != nil {
 			return fmt.Errorf("cannot set the tier of %s: %w", pos[0], err)
 		}
 		fmt.Fprintf(m.Stdout, "%s is now %s\n", pos[0], t)
+		if t == access.Paid {
+			warnPaid(pos[0])
+		}
 	}
 	return nil
 }
@@ -110,16 +151,41 @@ var keysUsage = map[string]string{
 	"set-tier": "--data DIR ID registered|paid [--paid-until YYYY-MM-DD]",
 }
 
+// keysHelp prints the usage of every keys subcommand to w.
+func (m *Main) keysHelp(w io.Writer) {
+	fmt.Fprintln(w, "Usage:")
+	for _, sub := range []string{"create", "list", "revoke", "set-tier"} {
+		fmt.Fprintf(w, "  kwdata keys %-8s %s\n", sub, keysUsage[sub])
+	}
+	fmt.Fprintln(w, "\nkwdata keys <subcommand> -h describes its flags.")
+}
+
+// activeKeyOf names the active key of email for a refusal, or says nothing
+// when the registry cannot be read.
+func activeKeyOf(ctx context.Context, keys *access.Keys, email string) string {
+	recs, err := keys.ListKeys(ctx)
+	if err != nil {
+		return ""
+	}
+	norm, err := access.NormalizeEmail(email)
+	if err != nil {
+		return ""
+	}
+	for _, r := range recs {
+		if r.Email == norm && !r.IsRevoked() {
+			return " (" + r.ID + ")"
+		}
+	}
+	return ""
+}
+
 // parseInterleaved parses flags that may stand before or after positional
 // arguments ("revoke ID --data DIR" and "revoke --data DIR ID").
-func parseInterleaved(fs interface {
-	Parse([]string) error
-	Args() []string
-}, args []string) ([]string, error) {
+func parseInterleaved(fs *flagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, usageError{err}
+			return nil, fs.parseErr(err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -22,17 +21,25 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain()
-	if err := m.Run(ctx, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		var ue usageError
+	err := m.Run(ctx, os.Args[1:])
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "kwdata: %s\n", oneLine(err))
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
 	}
+	os.Exit(exitStatus(err))
+}
+
+// exitStatus is the process status of a command's error: 0 for success
+// (-h and --help included), 2 for a mistake in the command line, 1 for
+// any other failure.
+func exitStatus(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
 }
 
 // Main is the kwdata program; tests drive it without a process.
@@ -80,14 +87,16 @@ const logLevelEnv = "KWDATA_LOG_LEVEL"
 // the rest of args.
 func (m *Main) globalFlags(args []string) ([]string, error) {
 	fs := flag.NewFlagSet("kwdata", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = m.usage
+	// Errors are returned and printed once, by main; help goes to Stdout.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	level := fs.String("log-level", "", "debug, info, warn or error; debug adds a line per HTTP request (default info, or $"+logLevelEnv+")")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			m.usage(m.Stdout)
 			return nil, err
 		}
-		return nil, usageError{err}
+		return nil, usageError{fmt.Errorf("%w; see 'kwdata help'", err)}
 	}
 	if *level == "" && m.Getenv != nil {
 		*level = m.Getenv(logLevelEnv)
@@ -110,11 +119,33 @@ type command struct {
 	run     func(m *Main, ctx context.Context, args []string) error
 }
 
-var commands = map[string]command{}
-
-func register(name, summary string, run func(m *Main, ctx context.Context, args []string) error) {
-	commands[name] = command{summary, run}
+// commandTable is the whole command line, in the order a night runs and
+// usage lists it.
+var commandTable = []struct {
+	name string
+	command
+}{
+	{"sample", command{"write a deterministic sample planner export and SERP file per country", (*Main).runSample}},
+	{"ingest", command{"import planner exports and SERP files (or the configured APIs) into the lake", (*Main).runIngest}},
+	{"similarity", command{"compute related keywords and intent leaders for one date", (*Main).runSimilarity}},
+	{"build-index", command{"compile one date of the lake into a new index and publish it", (*Main).runBuildIndex}},
+	{"serve", command{"answer the HTTP API and pages from the published index", (*Main).runServe}},
+	{"keys", command{"create, list, revoke and re-tier API keys (create|list|revoke|set-tier)", (*Main).runKeys}},
+	{"run", command{"run the whole pipeline once now for one date", (*Main).runRun}},
+	{"schedule", command{"run the whole pipeline on the configured cron schedule", (*Main).runSchedule}},
+	{"runs", command{"show the history of pipeline runs", (*Main).runRuns}},
+	{"demo", command{"run sample, ingest, similarity and build-index on the sample, then serve it", (*Main).runDemo}},
+	{"version", command{"print the module version and the VCS revision kwdata was built from", (*Main).runVersion}},
 }
+
+// commands finds a command by name.
+var commands = func() map[string]command {
+	m := make(map[string]command, len(commandTable))
+	for _, c := range commandTable {
+		m[c.name] = c.command
+	}
+	return m
+}()
 
 // Run runs the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
@@ -124,56 +155,88 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		m.usage()
-		if len(args) == 0 {
-			return usageError{errors.New("no command given; see 'kwdata help'")}
+	if len(args) == 0 {
+		m.usage(m.Stderr)
+		return usageError{errors.New("no command given; see 'kwdata help'")}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		m.usage(m.Stdout)
+		return nil
+	case "help":
+		if len(args) > 1 {
+			// "kwdata help demo" is "kwdata demo -h".
+			return m.Run(ctx, []string{args[1], "-h"})
 		}
+		m.usage(m.Stdout)
 		return nil
 	}
 	c, ok := commands[args[0]]
 	if !ok {
 		return usageError{fmt.Errorf("unknown command %q; see 'kwdata help'", args[0])}
 	}
-	return c.run(m, ctx, args[1:])
+	err = c.run(m, ctx, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the command printed its usage, as asked
+	}
+	return err
 }
 
-func (m *Main) usage() {
-	fmt.Fprintln(m.Stderr, "kwdata: keyword search volume, CPC, competition and related keywords.")
-	fmt.Fprintln(m.Stderr, "\nUsage: kwdata [--log-level debug|info|warn|error] <command> [flags]   (kwdata <command> -h for its flags)")
-	fmt.Fprintln(m.Stderr, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+// usage prints the list of commands to w: Stdout when asked for, Stderr
+// when the command line was wrong.
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprintln(w, "kwdata: keyword search volume, CPC, competition and related keywords.")
+	fmt.Fprintln(w, "\nUsage: kwdata [--log-level debug|info|warn|error] <command> [flags]   (kwdata <command> -h for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commandTable {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(m.Stderr, "  %-12s %s\n", n, commands[n].summary)
-	}
+}
+
+// flagSet is a subcommand's flags with the usage line -h prints.
+type flagSet struct {
+	*flag.FlagSet
+	m     *Main
+	usage string
 }
 
 // newFlagSet returns a flag set for a subcommand that reports errors instead
-// of exiting, so tests can drive commands in-process.
-func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
+// of exiting, so tests can drive commands in-process. The flag package
+// prints nothing itself: -h prints the usage to Stdout (exit 0), and a
+// wrong flag becomes one error that main prints once.
+func (m *Main) newFlagSet(name, usage string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(m.Stderr, "Usage: kwdata %s %s\n\nFlags:\n", name, usage)
-		fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, m: m, usage: usage}
+}
+
+// printUsage writes the usage line and every flag with its default to w.
+func (fs *flagSet) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: kwdata %s %s\n\nFlags:\n", fs.Name(), fs.usage)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// parseErr turns a flag package error into the command's answer: the usage
+// on Stdout and flag.ErrHelp for -h or --help, else a usage error that
+// names where the flags are listed.
+func (fs *flagSet) parseErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		fs.printUsage(fs.m.Stdout)
+		return err
 	}
-	return fs
+	return usageError{fmt.Errorf("%w; see 'kwdata %s -h'", err, fs.Name())}
 }
 
 // parse parses flags and refuses positional arguments the command does not take.
-func parse(fs *flag.FlagSet, args []string, positional int) error {
+func parse(fs *flagSet, args []string, positional int) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+		return fs.parseErr(err)
 	}
 	if fs.NArg() > positional {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(positional))}
+		return usageError{fmt.Errorf("unexpected argument %q; see 'kwdata %s -h'", fs.Arg(positional), fs.Name())}
 	}
 	return nil
 }

@@ -8,12 +8,6 @@ import (
 	"github.com/kwdata/kwdata/similarity"
 )
 
-func init() {
-	register("run", "run the whole pipeline once now for one date", (*Main).runRun)
-	register("schedule", "run the whole pipeline on the configured cron schedule", (*Main).runSchedule)
-	register("runs", "show the history of pipeline runs", (*Main).runRuns)
-}
-
 func (m *Main) runRun(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("run", "--config FILE [--date YYYY-MM-DD] [--force]")
 	config := fs.String("config", "", "YAML configuration (required)")
@@ -25,6 +19,11 @@ func (m *Main) runRun(ctx context.Context, args []string) error {
 	if err := require([2]string{"config", *config}); err != nil {
 		return err
 	}
+	if *date != "" {
+		if err := checkDate(*date); err != nil {
+			return err
+		}
+	}
 	cfg, err := pipelines.LoadConfig(*config, m.Getenv)
 	if err != nil {
 		return err
@@ -35,6 +34,9 @@ func (m *Main) runRun(ctx context.Context, args []string) error {
 	opt := m.pipelineOptions(cfg)
 	opt.Force = *force
 	rec, err := pipelines.RunOnce(ctx, opt, *date)
+	if rec.RunID == "" {
+		return err // refused before it started: there is no run to show
+	}
 	if werr := pipelines.WriteTable(m.Stdout, []pipelines.RunRecord{rec}); werr != nil && err == nil {
 		err = werr
 	}
@@ -80,6 +82,9 @@ func (m *Main) runRuns(ctx context.Context, args []string) error {
 		*data = cfg.Data
 	}
 	if err := require([2]string{"data", *data}); err != nil {
+		return err
+	}
+	if err := existingData(*data); err != nil {
 		return err
 	}
 	runs, err := pipelines.ReadHistory(*data, *last)

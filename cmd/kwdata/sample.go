@@ -8,10 +8,6 @@ import (
 	"github.com/kwdata/kwdata/ingest/sample"
 )
 
-func init() {
-	register("sample", "write a deterministic sample planner export and SERP file per country", (*Main).runSample)
-}
-
 func (m *Main) runSample(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("sample", "--out DIR [--keywords N] [--countries us,gb] [--seed N]")
 	out := fs.String("out", "", "output folder; one sub-folder per country (required)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,10 +20,6 @@ import (
 	"github.com/kwdata/kwdata/serve/access"
 )
 
-func init() {
-	register("serve", "answer the HTTP API and pages from the published index", (*Main).runServe)
-}
-
 // serveConfig is what serve and demo share.
 type serveConfig struct {
 	data, addr string
@@ -39,6 +36,9 @@ type serveConfig struct {
 	cacheMB int
 	// ready, if set, receives the listening address once the server accepts.
 	ready func(addr string)
+	// listener, if set, is already bound to addr (demo binds before its
+	// stages, so a busy port fails first, not after them).
+	listener net.Listener
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
@@ -76,6 +76,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
 		}
 		cfg.trusted = append(cfg.trusted, pfx.Masked())
+	}
+	if err := existingData(*data); err != nil {
+		return err
 	}
 	return m.serve(ctx, cfg)
 }
@@ -147,9 +150,11 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
 		Access: adapter, Registrar: adapter, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 	})
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
+	ln := cfg.listener
+	if ln == nil {
+		if ln, err = listen(cfg.addr); err != nil {
+			return err
+		}
 	}
 	if cfg.pprof != "" {
 		_, stop, err := m.servePprof(cfg.pprof)
@@ -183,4 +188,16 @@ func (m *Main) servePprof(addr string) (bound string, stop func(), err error) {
 	go srv.Serve(ln)
 	m.Logger.Warn("profiler listening; keep this address private", "addr", ln.Addr().String())
 	return ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// listen binds addr, and says how to pick another address when it is taken.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("cannot listen on %s: the address is already in use; stop what listens there, or pass --addr with a free port, e.g. --addr 127.0.0.1:8081", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w; pass --addr HOST:PORT, e.g. --addr 127.0.0.1:8081", addr, err)
+	}
+	return ln, nil
 }

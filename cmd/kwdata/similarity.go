@@ -7,12 +7,8 @@ import (
 	"github.com/kwdata/kwdata/similarity"
 )
 
-func init() {
-	register("similarity", "compute related keywords and intent leaders for one date", (*Main).runSimilarity)
-}
-
 func (m *Main) runSimilarity(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("similarity", "--data DIR --date YYYY-MM-DD [--country CC]")
+	fs := m.newFlagSet("similarity", "--data DIR --date YYYY-MM-DD [--country CC] [--max-age-days 30] [--min-overlap 8] [--max-ratio 2]")
 	data := fs.String("data", "", "data folder (required)")
 	date := fs.String("date", "", "data date, YYYY-MM-DD (required)")
 	country := fs.String("country", "", "only this country (default: every country with keywords on the date)")
@@ -23,6 +19,12 @@ func (m *Main) runSimilarity(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := require([2]string{"data", *data}, [2]string{"date", *date}); err != nil {
+		return err
+	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if err := existingData(*data); err != nil {
 		return err
 	}
 	if *maxAge < 1 {

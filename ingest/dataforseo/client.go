@@ -31,6 +31,15 @@ const (
 	MaxTasksPerPost = 100
 )
 
+// The tasks_ready list: at most readyPageSize tasks an answer, and the
+// tasks behind a full page are listed only once those are collected; at
+// most 20 calls a minute (DataForSEO help center, "How do I know when a
+// task is completed?").
+const (
+	readyPageSize = 1000
+	readyMinGap   = time.Minute / 20
+)
+
 // Source paths of the Google organic standard queue.
 const (
 	pathTaskPost   = "/v3/serp/google/organic/task_post"
@@ -71,6 +80,8 @@ type Options struct {
 	// an interrupted run pays again for its tasks.
 	CheckpointDir string
 	// PollInterval is the wait between tasks_ready polls. Default 20s.
+	// After a full page of the list (1,000 tasks) with tasks of the run on
+	// it, the next poll waits only for the rate limit of tasks_ready.
 	PollInterval time.Duration
 	// MaxWait bounds the time spent waiting for posted tasks; tasks not
 	// ready by then are left for the next run. Default 30 minutes.
@@ -203,8 +214,9 @@ var ErrTasksPending = errors.New("dataforseo tasks still pending")
 
 // FetchSERPs returns the top-20 organic results of keywords in country,
 // keyed by normalized keyword. It posts one task per keyword not yet in the
-// checkpoint (at most 100 a POST), polls tasks_ready every PollInterval for
-// at most MaxWait, and collects each ready task with task_get/advanced. A
+// checkpoint (at most 100 a POST), polls tasks_ready every PollInterval (at
+// once after a full page) for at most MaxWait, and collects each ready task
+// with task_get/advanced. A
 // task that fails is counted in the stats, never fatal; a request the
 // service refuses as a whole (credentials, balance) is.
 func (c *Client) FetchSERPs(ctx context.Context, country kw.Country, keywords []string) (map[string][]kw.SERPRow, FetchStats, error) {
@@ -254,7 +266,7 @@ func (c *Client) FetchSERPs(ctx context.Context, country kw.Country, keywords []
 		if err := run.collect(ctx, keysOf(run.pending)); err != nil {
 			return nil, stats, err
 		}
-		if err := run.pollOnce(ctx); err != nil {
+		if _, err := run.pollOnce(ctx); err != nil {
 			return nil, stats, err
 		}
 	}
@@ -365,15 +377,33 @@ func (r *fetchRun) post(ctx context.Context, batch []string) error {
 	return nil
 }
 
-// wait polls tasks_ready until nothing is pending or MaxWait passes.
+// wait polls tasks_ready until nothing is pending or MaxWait passes. After
+// a full page with tasks of ours on it the next poll goes out as soon as
+// the rate limit of tasks_ready allows, not after PollInterval: the tasks
+// behind that page are likely ready already, and 10,000 SERPs are ten
+// pages.
 func (r *fetchRun) wait(ctx context.Context) error {
 	deadline := r.c.opt.Now().Add(r.c.opt.MaxWait)
+	warned := false
 	for len(r.pending) > 0 {
-		if err := r.pollOnce(ctx); err != nil {
+		start := r.c.opt.Now()
+		page, err := r.pollOnce(ctx)
+		if err != nil {
 			return err
 		}
 		if len(r.pending) == 0 {
 			return nil
+		}
+		pause := r.c.opt.PollInterval
+		switch {
+		case page.listed >= readyPageSize && page.ours > 0:
+			pause = min(pause, readyMinGap-r.c.opt.Now().Sub(start))
+		case page.listed >= readyPageSize && !warned:
+			// Polling again at once would list the same page; ours wait
+			// behind it until MaxWait, then are asked for by id.
+			warned = true
+			r.c.log.Warn("tasks_ready lists a full page of tasks that are not this run's; they hide this run's tasks until someone collects them",
+				"country", r.country.Code, "listed", page.listed, "pending", len(r.pending))
 		}
 		if !r.c.opt.Now().Before(deadline) {
 			// One last look by id: the ready list lags behind and is capped.
@@ -386,21 +416,32 @@ func (r *fetchRun) wait(ctx context.Context) error {
 			r.c.log.Warn("SERP tasks not ready in time; a re-run collects them", "country", r.country.Code, "pending", len(r.pending))
 			return fmt.Errorf("%w: %d tasks for %s not ready after %s", ErrTasksPending, len(r.pending), r.country.Code, r.c.opt.MaxWait)
 		}
-		if err := r.c.opt.Sleep(ctx, r.c.opt.PollInterval); err != nil {
+		if pause <= 0 {
+			continue
+		}
+		if err := r.c.opt.Sleep(ctx, pause); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// readyPage is what one tasks_ready answer held.
+type readyPage struct {
+	listed int // tasks listed, ours or not
+	ours   int // of them, tasks of this run, collected or found still running
+}
+
 // pollOnce reads tasks_ready and collects the ready tasks that are ours.
-func (r *fetchRun) pollOnce(ctx context.Context) error {
+func (r *fetchRun) pollOnce(ctx context.Context) (readyPage, error) {
+	var page readyPage
 	env, err := doEnvelope(ctx, r.c, http.MethodGet, pathTasksReady, nil, decodeTasksReady)
 	if err != nil {
-		return fmt.Errorf("cannot poll ready SERP tasks: %w", err)
+		return page, fmt.Errorf("cannot poll ready SERP tasks: %w", err)
 	}
 	var ids []string
 	for _, t := range env.Tasks {
+		page.listed += len(t.Result)
 		for _, rt := range t.Result {
 			if _, ok := r.pending[rt.ID]; ok {
 				ids = append(ids, rt.ID)
@@ -416,7 +457,8 @@ func (r *fetchRun) pollOnce(ctx context.Context) error {
 			}
 		}
 	}
-	return r.collect(ctx, ids)
+	page.ours = len(ids)
+	return page, r.collect(ctx, ids)
 }
 
 // outcome is what task_get said about one task.

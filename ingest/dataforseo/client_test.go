@@ -31,7 +31,7 @@ func TestFetchSERPsEndToEnd(t *testing.T) {
 	c, clock := newTestClient(t, f.config(), Options{PollInterval: 15 * time.Second,
 		Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) }})
 	got, stats, err := c.FetchSERPs(context.Background(), us(t),
-		[]string{"Running  Shoes", "trail shoes", "bad invalid kw", "zzqx noresults", "running shoes", strings.Repeat("w ", 11)})
+		[]string{"Running  Shoes", "trail shoes", "bad invalid kw", "zzqx noresults", "running shoes", strings.Repeat("w", 81)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -246,6 +246,20 @@ func clone(m map[string]any) map[string]any {
 	return out
 }
 
+// addForeign lists n finished tasks of another program of the same account
+// ahead of everything posted later: tasks_ready shows them, and nobody
+// collects them.
+func (f *fakeDFS) addForeign(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range n {
+		f.nextID++
+		id := fmt.Sprintf("11211530-0696-0066-0001-%012x", f.nextID)
+		f.tasks[id] = &fakeTask{id: id, keyword: fmt.Sprintf("other %d", i), tag: "another-tool"}
+		f.order = append(f.order, id)
+	}
+}
+
 func (f *fakeDFS) postsOf(keyword string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

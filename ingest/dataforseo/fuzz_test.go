@@ -9,6 +9,10 @@ import (
 func addFixtureSeeds(f *testing.F) {
 	f.Helper()
 	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if dir := realAPIDir(f); dir != "" { // answers recorded from the real service, where present
+		real, _ := filepath.Glob(filepath.Join(dir, "dataforseo-*.json"))
+		paths = append(paths, real...)
+	}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -2,6 +2,7 @@ package googleads
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -38,26 +39,28 @@ func TestHistoricalMetricsMapsRecordedResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	runningShoes := kw.KeywordRecord{
-		Volume: 301000, CPCMicros: 1230000, Competition: 0.87, CompetitionLevel: "HIGH",
-		BidLowMicros: 450000, BidHighMicros: 2130000, Source: "googleads",
-		Monthly: []kw.MonthlySearches{{Month: "2025-11", Searches: 201000}, {Month: "2025-12", Searches: 246000}, {Month: "2026-01", Searches: 368000}},
+		Volume: i64(301000), CPCMicros: i64(1230000), Competition: f64(0.87), CompetitionLevel: "HIGH",
+		BidLowMicros: i64(450000), BidHighMicros: i64(2130000), Source: "googleads",
+		Monthly: []kw.MonthlySearches{{Month: "2025-11", Searches: i64(201000)}, {Month: "2025-12", Searches: i64(246000)}, {Month: "2026-01", Searches: i64(368000)}},
 	}
 	shoe, shoes := runningShoes, runningShoes
 	shoe.Keyword, shoes.Keyword = "running shoe", "running shoes"
 	want := []kw.KeywordRecord{
 		// UNSPECIFIED competition and absent index and bids are empty.
-		{Keyword: "marathon plan", Volume: 90, Source: "googleads"},
+		{Keyword: "marathon plan", Volume: i64(90), Source: "googleads"},
 		// A close variant gets the record of the result that covers it.
 		shoe,
 		shoes,
 		// No averageCpcMicros: the midpoint of the bids, rounded half up;
-		// the month without monthlySearches is left out.
-		{Keyword: "trail running shoes", Volume: 40500, CPCMicros: 1200001, Competition: 0.5,
-			CompetitionLevel: "MEDIUM", BidLowMicros: 600000, BidHighMicros: 1800001, Source: "googleads",
-			Monthly: []kw.MonthlySearches{{Month: "2026-01", Searches: 49500}}},
+		// the month without monthlySearches has no value, not 0.
+		{Keyword: "trail running shoes", Volume: i64(40500), CPCMicros: i64(1200001), Competition: f64(0.5),
+			CompetitionLevel: "MEDIUM", BidLowMicros: i64(600000), BidHighMicros: i64(1800001), Source: "googleads",
+			Monthly: []kw.MonthlySearches{{Month: "2026-01", Searches: i64(49500)}, {Month: "2026-02"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("records:\n got %+v\nwant %+v", got, want)
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		t.Errorf("records:\n got %s\nwant %s", gj, wj)
 	}
 }
 
@@ -120,7 +123,7 @@ func TestCloseVariantsAndDuplicates(t *testing.T) {
 	f := newFakeAds(t)
 	c, _ := newTestClient(t, f.config(), Options{})
 	got, err := c.HistoricalMetrics(context.Background(), us(t),
-		[]string{"car", "CARS", "cars ", "unknown thing", "bike", strings.Repeat("x ", 11)})
+		[]string{"car", "CARS", "cars ", "unknown thing", "bike", strings.Repeat("x", 81)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +137,8 @@ func TestCloseVariantsAndDuplicates(t *testing.T) {
 	if !slices.Equal(names, []string{"bike", "car", "cars"}) {
 		t.Fatalf("keywords %v, want bike car cars", names)
 	}
-	if got[1].Volume != genVolume("cars") || got[2].Volume != genVolume("cars") {
-		t.Errorf("car and cars volumes %d, %d; want both %d from the merged result", got[1].Volume, got[2].Volume, genVolume("cars"))
+	if kw.Deref(got[1].Volume) != genVolume("cars") || kw.Deref(got[2].Volume) != genVolume("cars") {
+		t.Errorf("car and cars volumes %d, %d; want both %d from the merged result", kw.Deref(got[1].Volume), kw.Deref(got[2].Volume), genVolume("cars"))
 	}
 }
 
@@ -146,10 +149,10 @@ func TestMatchResultsKeepsLargestVolume(t *testing.T) {
 		{Text: "SHOE", KeywordMetrics: &keywordMetrics{AvgMonthlySearches: optInt64{500, true}, CompetitionIndex: optInt64{1, true}}},
 	}
 	got := matchResults([]string{"shoe", "shoes"}, results)
-	if len(got) != 2 || got[0].Volume != 500 || got[1].Volume != 500 {
+	if len(got) != 2 || kw.Deref(got[0].Volume) != 500 || kw.Deref(got[1].Volume) != 500 {
 		t.Fatalf("got %+v, want shoe and shoes with volume 500", got)
 	}
-	if got[0].Competition != 0 {
+	if got[0].Competition != nil {
 		t.Errorf("tie kept the later result (competition %v); want the first", got[0].Competition)
 	}
 }
@@ -399,7 +402,7 @@ func TestKeywordIdeasPaginates(t *testing.T) {
 		t.Errorf("idea requests %+v", f.ideaBodies)
 	}
 	recs, err := c.KeywordIdeaRecords(context.Background(), us(t), []string{"running shoes"}, 2)
-	if err != nil || len(recs) != 2 || recs[0].Volume != 301000 || recs[0].CPCMicros != 1290000 || recs[1].Competition != 1 {
+	if err != nil || len(recs) != 2 || kw.Deref(recs[0].Volume) != 301000 || kw.Deref(recs[0].CPCMicros) != 1290000 || kw.Deref(recs[1].Competition) != 1 {
 		t.Errorf("records %+v, err %v", recs, err)
 	}
 }
@@ -551,7 +554,9 @@ func TestAccountCurrency(t *testing.T) {
 			if f.searches != 1 {
 				t.Errorf("%d currency queries, want 1", f.searches)
 			}
-			money := func(r kw.KeywordRecord) [3]int64 { return [3]int64{r.BidLowMicros, r.BidHighMicros, r.CPCMicros} }
+			money := func(r kw.KeywordRecord) [3]int64 {
+				return [3]int64{kw.Deref(r.BidLowMicros), kw.Deref(r.BidHighMicros), kw.Deref(r.CPCMicros)}
+			}
 			if len(got) != 2 || money(got[0]) != tt.shoes || money(got[1]) != tt.trail {
 				t.Errorf("records %+v, want bids and CPC %v and %v", got, tt.shoes, tt.trail)
 			}
@@ -575,7 +580,7 @@ func TestAccountCurrencyAskedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 450000 and 2130000 EUR micros; the CPC is the USD midpoint.
-	if len(recs) != 1 || recs[0].BidLowMicros != 486000 || recs[0].BidHighMicros != 2300400 || recs[0].CPCMicros != 1393200 {
+	if len(recs) != 1 || kw.Deref(recs[0].BidLowMicros) != 486000 || kw.Deref(recs[0].BidHighMicros) != 2300400 || kw.Deref(recs[0].CPCMicros) != 1393200 {
 		t.Errorf("idea records %+v, want USD amounts", recs)
 	}
 	if f.searches != 1 {
@@ -659,3 +664,7 @@ func TestExpandUniverseResume(t *testing.T) {
 		}
 	}
 }
+
+// i64 and f64 are the nullable numbers of records and entries.
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }

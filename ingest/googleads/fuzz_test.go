@@ -1,6 +1,7 @@
 package googleads
 
 import (
+	"github.com/kwdata/kwdata/kw"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,7 @@ func FuzzDecodeHistoricalMetrics(f *testing.F) {
 		}
 		norm, _ := normalizeAll(requested)
 		for _, rec := range matchResults(norm, r.Results) {
-			if rec.Volume < 0 || rec.CPCMicros < 0 || rec.Competition < 0 || rec.Competition > 1 {
+			if kw.Deref(rec.Volume) < 0 || kw.Deref(rec.CPCMicros) < 0 || kw.Deref(rec.Competition) < 0 || kw.Deref(rec.Competition) > 1 {
 				t.Fatalf("record out of range: %+v", rec)
 			}
 			for i := 1; i < len(rec.Monthly); i++ {

@@ -126,7 +126,7 @@ func matchResults(requested []string, results []historicalResult) []kw.KeywordRe
 				continue
 			}
 			rec := toRecord(k, r.KeywordMetrics)
-			if old, ok := best[k]; !ok || rec.Volume > old.Volume {
+			if old, ok := best[k]; !ok || kw.MoreVolume(rec.Volume, old.Volume) {
 				best[k] = rec
 			}
 		}
@@ -141,46 +141,58 @@ func matchResults(requested []string, results []historicalResult) []kw.KeywordRe
 }
 
 // toRecord maps KeywordPlanHistoricalMetrics onto a keyword record
-// (SPEC §4). Absent values are zero; months the service has no volume for
-// (monthlySearches null) are left out rather than shown as zero searches.
+// (SPEC §4). Absent values are nil, never zero, months the service has no
+// volume for (monthlySearches null) included.
 func toRecord(keyword string, m *keywordMetrics) kw.KeywordRecord {
 	rec := kw.KeywordRecord{Keyword: keyword, Source: Source}
 	if m == nil {
 		return rec
 	}
-	rec.Volume = max(m.AvgMonthlySearches.V, 0)
+	nonNeg := func(v optInt64) *int64 {
+		if !v.Valid {
+			return nil
+		}
+		return kw.Ptr(max(v.V, 0))
+	}
+	rec.Volume = nonNeg(m.AvgMonthlySearches)
 	if m.CompetitionIndex.Valid {
-		rec.Competition = float64(min(max(m.CompetitionIndex.V, 0), 100)) / 100
+		rec.Competition = kw.Ptr(float64(min(max(m.CompetitionIndex.V, 0), 100)) / 100)
 	}
 	rec.CompetitionLevel = competitionLevel(m.Competition)
-	rec.BidLowMicros = max(m.LowTopOfPageBidMicros.V, 0)
-	rec.BidHighMicros = max(m.HighTopOfPageBidMicros.V, 0)
-	switch low, high := m.LowTopOfPageBidMicros, m.HighTopOfPageBidMicros; {
+	rec.BidLowMicros = nonNeg(m.LowTopOfPageBidMicros)
+	rec.BidHighMicros = nonNeg(m.HighTopOfPageBidMicros)
+	switch low, high := rec.BidLowMicros, rec.BidHighMicros; {
 	case m.AverageCpcMicros.Valid:
-		rec.CPCMicros = max(m.AverageCpcMicros.V, 0)
-	case low.Valid && high.Valid:
+		rec.CPCMicros = nonNeg(m.AverageCpcMicros)
+	case low != nil && high != nil:
 		// Midpoint rounded half up; halves of a micro do not matter, but
 		// the rule keeps the planner import and this client in step.
-		rec.CPCMicros = (rec.BidLowMicros + rec.BidHighMicros + 1) / 2
-	case low.Valid:
-		rec.CPCMicros = rec.BidLowMicros
-	case high.Valid:
-		rec.CPCMicros = rec.BidHighMicros
+		rec.CPCMicros = kw.Ptr((*low + *high + 1) / 2)
+	case low != nil:
+		rec.CPCMicros = low
+	case high != nil:
+		rec.CPCMicros = high
 	}
 	rec.Monthly = monthly(m.MonthlySearchVolumes)
 	return rec
 }
 
 // monthly converts MonthlySearchVolume entries to "YYYY-MM" oldest first;
-// a month given twice keeps its last value.
+// a month given twice keeps its last value, and a month without
+// monthlySearches (the service has no figure for it) has nil searches, as
+// a blank month of a planner export does.
 func monthly(in []monthlySearchVolume) []kw.MonthlySearches {
-	byMonth := make(map[string]int64, len(in))
+	byMonth := make(map[string]*int64, len(in))
 	for _, v := range in {
 		mon := monthNumber(v.Month)
-		if mon == 0 || !v.Year.Valid || v.Year.V < 1 || v.Year.V > 9999 || !v.MonthlySearches.Valid {
+		if mon == 0 || !v.Year.Valid || v.Year.V < 1 || v.Year.V > 9999 {
 			continue
 		}
-		byMonth[fmt.Sprintf("%04d-%02d", v.Year.V, mon)] = max(v.MonthlySearches.V, 0)
+		var s *int64
+		if v.MonthlySearches.Valid {
+			s = kw.Ptr(max(v.MonthlySearches.V, 0))
+		}
+		byMonth[fmt.Sprintf("%04d-%02d", v.Year.V, mon)] = s
 	}
 	if len(byMonth) == 0 {
 		return nil

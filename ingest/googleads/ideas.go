@@ -93,7 +93,7 @@ func (c *Client) keywordIdeas(ctx context.Context, country kw.Country, seeds []s
 				}
 				rec := toRecord(k, res.KeywordIdeaMetrics)
 				if j, ok := index[k]; ok {
-					if rec.Volume > out[j].Volume {
+					if kw.MoreVolume(rec.Volume, out[j].Volume) {
 						out[j] = rec
 					}
 					continue

@@ -334,13 +334,19 @@ func appendKeyword(b []byte, format, form, attr, prefix, suffix string) []byte {
 	return b
 }
 
-// validKeyword keeps keywords within the planner's limits and drops the
-// ones that repeat a word ("cheap cheap dumbbells"), which read as garbage.
+// maxSampleWords bounds the generated keywords' words: longer ones exist
+// in real exports, but a generator that combined more parts would mostly
+// make nonsense.
+const maxSampleWords = 10
+
+// validKeyword keeps keywords within the length limit and maxSampleWords
+// and drops the ones that repeat a word ("cheap cheap dumbbells"), which
+// read as garbage.
 func validKeyword(b []byte) bool {
 	if len(b) > kw.MaxKeywordChars {
 		return false
 	}
-	var words [kw.MaxKeywordWords + 1]string
+	var words [maxSampleWords + 1]string
 	nw, start := 0, 0
 	for i := 0; i <= len(b); i++ {
 		if i < len(b) && b[i] != ' ' {
@@ -359,7 +365,7 @@ func validKeyword(b []byte) bool {
 		nw++
 		start = i + 1
 	}
-	return nw <= kw.MaxKeywordWords
+	return nw <= maxSampleWords
 }
 
 // compoundTopics makes the topics that follow the simple ones of voc: a brand before a qualified head term, or two qualifiers

@@ -126,7 +126,7 @@ func TestScanColumnsErrors(t *testing.T) {
 		})
 	}
 	// An INT64 column is neither a string nor an INT32 column.
-	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", []kw.KeywordRecord{{Keyword: "a", Volume: 10}}); err != nil {
+	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", []kw.KeywordRecord{{Keyword: "a", Volume: i64(10)}}); err != nil {
 		t.Fatal(err)
 	}
 	err := ScanColumns(ctx, data, kw.DatasetKeywords, "us", "2026-11-21", []string{"keyword", "volume"}, 2, nil, func(*ColumnBatch) error { return nil })

@@ -16,10 +16,10 @@ import (
 
 func sampleRecords() []kw.KeywordRecord {
 	return []kw.KeywordRecord{
-		{Keyword: "running shoes", Volume: 301000, CPCMicros: 1_230_000, Competition: 0.87, CompetitionLevel: "HIGH",
-			BidLowMicros: 500_000, BidHighMicros: 2_000_000, Source: "planner-csv",
-			Monthly: []kw.MonthlySearches{{Month: "2025-11", Searches: 246000}, {Month: "2025-12", Searches: 301000}}},
-		{Keyword: "trail shoes", Volume: 1000, VolumeRange: "1K – 10K", Source: "planner-csv"},
+		{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1_230_000), Competition: f64(0.87), CompetitionLevel: "HIGH",
+			BidLowMicros: i64(500_000), BidHighMicros: i64(2_000_000), Source: "planner-csv",
+			Monthly: []kw.MonthlySearches{{Month: "2025-11", Searches: i64(246000)}, {Month: "2025-12", Searches: i64(301000)}}},
+		{Keyword: "trail shoes", Volume: i64(1000), VolumeRange: "1K – 10K", Source: "planner-csv"},
 	}
 }
 
@@ -166,7 +166,7 @@ func TestArrowReadsTheLake(t *testing.T) {
 		"keyword": "utf8", "volume": "int64", "volume_range": "utf8", "cpc_micros": "int64",
 		"competition": "float64", "competition_level": "utf8", "bid_low_micros": "int64",
 		"bid_high_micros": "int64", "source": "utf8",
-		"monthly": "list<element: struct<month: utf8, searches: int64>>",
+		"monthly": "list<element: struct<month: utf8, searches: int64 nullable>>",
 	}
 	for _, fld := range tbl.Schema().Fields() {
 		w, ok := want[fld.Name]
@@ -178,8 +178,10 @@ func TestArrowReadsTheLake(t *testing.T) {
 			t.Errorf("column %s has type %s, want %s", fld.Name, got, w)
 		}
 		delete(want, fld.Name)
-		if fld.Name == "volume_range" && !fld.Nullable {
-			t.Error("volume_range must be nullable")
+		// Every metric is nullable (SPEC §5): a value the source did not
+		// give is NULL, never 0.
+		if nullable := fld.Name != "keyword" && fld.Name != "source" && fld.Name != "monthly"; fld.Nullable != nullable {
+			t.Errorf("column %s nullable = %v, want %v", fld.Name, fld.Nullable, nullable)
 		}
 	}
 	for name := range want {
@@ -189,4 +191,15 @@ func TestArrowReadsTheLake(t *testing.T) {
 	if !col.IsNull(0) || col.IsNull(1) {
 		t.Error("volume_range should be null for an exact volume and set for a range")
 	}
+	// The second record has no CPC, competition or bids: NULL, not 0.
+	for _, name := range []string{"cpc_micros", "competition", "competition_level", "bid_low_micros", "bid_high_micros"} {
+		col := tbl.Column(tbl.Schema().FieldIndices(name)[0]).Data().Chunk(0)
+		if col.IsNull(0) || !col.IsNull(1) {
+			t.Errorf("%s: null = %v, %v; want set, then null", name, col.IsNull(0), col.IsNull(1))
+		}
+	}
 }
+
+// i64 and f64 are the nullable numbers of records and entries.
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }

@@ -462,10 +462,12 @@ func checkGrant(tier Tier, paidUntil time.Time) error {
 }
 
 // CreateKey issues a key of tier Registered or Paid and returns it; this is
-// the only time the key is ever visible. email may be empty. paidUntil is
-// for Paid only; zero means no end.
+// the only time the key is ever visible. email may be empty; an email that
+// already holds an active key is refused with ErrEmailTaken, as Register
+// refuses it, so the operator and the endpoint keep one key per email.
+// paidUntil is for Paid only; zero means no end.
 func (k *Keys) CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error) {
-	return k.create(ctx, tier, email, paidUntil, false)
+	return k.create(ctx, tier, email, paidUntil, email != "")
 }
 
 func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil time.Time, oneKeyPerEmail bool) (string, KeyRecord, error) {
