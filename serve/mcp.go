@@ -556,7 +556,7 @@ var mcpTools = []*mcp.Tool{
 			"the data date, its intent group, a 12-month trend (oldest first) and up to 10 related keywords " +
 			"(overlap n/20 of shared top-20 search results). Counts as one lookup.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"keyword":{"type":"string","minLength":1,"description":"The keyword, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters and 10 words."},` +
+			`"keyword":{"type":"string","minLength":1,"description":"The keyword, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters."},` +
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case, e.g. \"us\", \"gb\", \"de\". GET /v1/countries lists them."}},` +
 			`"required":["keyword"],"additionalProperties":false}`),
 		OutputSchema: openAPISchema("KeywordRecord"),
