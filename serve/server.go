@@ -83,6 +83,7 @@ type Server struct {
 
 	registrar Registrar
 	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
+	mcp       *mcpEndpoint    // the SDK server behind POST /mcp
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -134,6 +135,7 @@ func New(opt Options) *Server {
 	}
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
 	s.index = s.metrics.countDamage(s.index)
+	s.mcp = s.newMCPEndpoint()
 	s.handle("GET /v1/keyword", s.handleKeyword)
 	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
