@@ -18,9 +18,10 @@ import (
 // patterns, never raw paths, so a scan of random URLs cannot blow up the
 // number of series.
 type metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	handler  http.Handler
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	bodyErrors *prometheus.CounterVec
+	handler    http.Handler
 
 	// children caches the counter and histogram of each route and status,
 	// since WithLabelValues hashes its labels on every call.
@@ -51,11 +52,15 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 			// low enough to see them.
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route", "status"}),
+		bodyErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kwdata_http_body_errors_total",
+			Help: "Requests whose body the client failed to deliver (reason: malformed, incomplete, timeout); the client's fault, answered 400 or, with the client gone, 499.",
+		}, []string{"route", "reason"}),
 		children: map[routeStatus]child{},
 	}
 	info := func() (kw.IndexInfo, bool) { return idx.Info() }
 	reg.MustRegister(
-		m.requests, m.latency,
+		m.requests, m.latency, m.bodyErrors,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "kwdata_index_ready",
 			Help: "1 while an index is loaded, else 0.",
@@ -111,6 +116,11 @@ func (m *metrics) observe(route string, status int, d time.Duration) {
 	}
 	c.requests.Inc()
 	c.latency.Observe(d.Seconds())
+}
+
+// bodyError counts a request body the client failed to deliver.
+func (m *metrics) bodyError(route, reason string) {
+	m.bodyErrors.WithLabelValues(route, reason).Inc()
 }
 
 // statusClass is the latency label of a status: its class ("2xx"), not

@@ -178,6 +178,10 @@ func classify(err error) HTTPError {
 		h.Set("Retry-After", strconv.FormatInt(retrySeconds(qe.RetryAfter), 10))
 		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeQuotaExhausted, Msg: quotaMessage(qe, time.Time{}), Err: err, Header: h}
 	}
+	var be *BodyError
+	if errors.As(err, &be) {
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody, Msg: bodyErrorMsg(be.Reason), Err: err}
+	}
 	switch {
 	case errors.Is(err, ErrInvalidKey):
 		return HTTPError{Status: http.StatusUnauthorized, Code: CodeInvalidKey,
@@ -204,6 +208,24 @@ func classify(err error) HTTPError {
 // writeError renders err as a problem document and logs what the client
 // does not see.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string, err error) {
+	var be *BodyError
+	if errors.As(err, &be) {
+		// The client's fault, whatever the status: counted apart from
+		// server faults, logged only when asked for.
+		s.metrics.bodyError(route, be.Reason)
+		if r.Context().Err() != nil && be.Reason != BodyTimeout {
+			// net/http cancels the context when the connection fails:
+			// nobody is left to read an answer.
+			s.log.LogAttrs(r.Context(), slog.LevelDebug, "client went away while sending the body",
+				slog.String("route", route), slog.Any("err", err))
+			w.WriteHeader(statusClientClosed)
+			return
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request body unreadable",
+			slog.String("route", route), slog.String("reason", be.Reason), slog.Any("err", err))
+		writeProblem(w, classify(err))
+		return
+	}
 	if isClientGone(r.Context(), err) {
 		// Nobody reads the answer; 499 (as nginx logs it) keeps such
 		// requests apart from real failures in the metrics.
@@ -259,6 +281,17 @@ const (
 	tooLongMsg  = "q is too long; a keyword may have at most 80 characters and 10 words after normalization."
 	invalidQMsg = "q is not valid UTF-8 or not correctly percent-encoded; encode the keyword as UTF-8 and percent-escape it."
 )
+
+// bodyErrorMsg tells a client whose body could not be read what to do.
+func bodyErrorMsg(reason string) string {
+	switch reason {
+	case BodyIncomplete:
+		return "The request body ended before its announced length; send it again, whole."
+	case BodyTimeout:
+		return fmt.Sprintf("The request body did not arrive within %s; send it again without pausing.", ReadTimeout)
+	}
+	return "The request body is not correctly framed (for example a bad chunk length); send it again with a valid Content-Length or chunked encoding."
+}
 
 // statusClientClosed is recorded when the client cancels a request before
 // the answer is ready.
