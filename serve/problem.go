@@ -43,7 +43,7 @@ type problemInfo struct{ title, about string }
 var problems = map[string]problemInfo{
 	CodeMissingQ:           {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
 	CodeQTooLong:           {"Keyword too long", "After normalization a keyword may have at most 80 characters and 10 words; longer keywords are rejected, never truncated."},
-	CodeInvalidQ:           {"Invalid keyword", "The q parameter is not valid UTF-8 or not correctly percent-encoded."},
+	CodeInvalidQ:           {"Invalid keyword", "The keyword is not valid UTF-8, holds control characters, or (the q parameter) is not correctly percent-encoded."},
 	CodeUnsupportedCountry: {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
 	CodeKeywordNotFound:    {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
 	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
@@ -279,7 +279,7 @@ func writeProblem(w http.ResponseWriter, he HTTPError) {
 const (
 	missingQMsg = "q is empty; pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."
 	tooLongMsg  = "q is too long; a keyword may have at most 80 characters and 10 words after normalization."
-	invalidQMsg = "q is not valid UTF-8 or not correctly percent-encoded; encode the keyword as UTF-8 and percent-escape it."
+	invalidQMsg = "q is not valid UTF-8, holds control characters, or is not correctly percent-encoded; encode the keyword as UTF-8 text and percent-escape it."
 )
 
 // bodyErrorMsg tells a client whose body could not be read what to do.
