@@ -49,6 +49,13 @@ type Options struct {
 	// pages may call POST /mcp, besides pages on a loopback host. Each must
 	// pass CanonicalOrigin; New panics otherwise. Default: none.
 	AllowedOrigins []string
+	// PublicURL is where clients reach the server ("https://kwdata.example.com",
+	// optionally with a path prefix), for the absolute links of pages and
+	// llms.txt. It must pass ParsePublicURL; New panics otherwise. The
+	// request's Host is never used: a shared cache that does not key on
+	// it would hand one client's Host to everyone. Default: empty, and
+	// links are relative.
+	PublicURL string
 }
 
 // setDefaults fills in every default of Options; it is the only place that
@@ -83,6 +90,7 @@ type Server struct {
 
 	registrar Registrar
 	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
+	publicURL string          // Options.PublicURL without a trailing "/"
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -132,6 +140,11 @@ func New(opt Options) *Server {
 		}
 		s.origins[c] = true
 	}
+	pub, err := ParsePublicURL(opt.PublicURL)
+	if err != nil {
+		panic("serve: Options.PublicURL: " + err.Error())
+	}
+	s.publicURL = pub
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
 	s.handle("GET /v1/keyword", s.handleKeyword)
 	s.handle("GET /v1/countries", s.handleCountries)
