@@ -451,7 +451,7 @@ func (s *Store) writeSnapshot() error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.opt.Dir, ".usage-*.tmp")
+	tmp, err := os.CreateTemp(s.opt.Dir, usageTempPattern)
 	if err != nil {
 		return err
 	}
