@@ -32,6 +32,7 @@ const (
 	CodeInvalidKey         = "invalid_key"
 	CodeQuotaExhausted     = "quota_exhausted"
 	CodeIndexUnavailable   = "index_unavailable"
+	CodeNotReady           = "not_ready"
 	CodeMethodNotAllowed   = "method_not_allowed"
 	CodeNotFound           = "not_found"
 	CodeInternal           = "internal"
@@ -49,6 +50,7 @@ var problems = map[string]problemInfo{
 	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
 	CodeQuotaExhausted:     {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
 	CodeIndexUnavailable:   {"Index unavailable", "No keyword index is loaded yet. Retry in a moment; GET /readyz reports when the server is ready."},
+	CodeNotReady:           {"Not ready", "The server runs but cannot do its whole job, for example keep lookup counts because its data folder is gone. Its log says why."},
 	CodeMethodNotAllowed:   {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
 	CodeNotFound:           {"Not found", "No resource lives at this path. The API is under /v1/."},
 	CodeInternal:           {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
@@ -191,6 +193,9 @@ func classify(err error) HTTPError {
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
 			Msg: "No keyword index is loaded yet; retry shortly.", Err: err,
 			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, ErrNotReady):
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeNotReady,
+			Msg: "The server cannot keep lookup counts (its data folder is gone or replaced); the server's log says what to do.", Err: err}
 	case errors.Is(err, kw.ErrNotFound):
 		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 			Msg: "The index has no data for this keyword in this country.", Err: err}
@@ -236,13 +241,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string
 	}
 	he := classify(err)
 	switch {
-	case he.Status >= 500 && !errors.Is(err, kw.ErrNoIndex):
+	case he.Status >= 500 && !errors.Is(err, kw.ErrNoIndex) && !errors.Is(err, ErrNotReady):
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	case he.Status >= 500:
 		// Expected until the first index is published; readiness probes
 		// would repeat it every few seconds, and kwdata_index_ready and the
-		// 503 count already show it.
+		// 503 count already show it. A Readier logs its own failure.
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	}

@@ -340,10 +340,16 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleReadyz answers 200 once an index is loaded.
+// handleReadyz answers 200 once an index is loaded, while Access (if it
+// is a Readier) is ready too.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := s.index.Info(); !ok {
 		return fmt.Errorf("cannot report ready: %w", kw.ErrNoIndex)
+	}
+	if rd, ok := s.access.(Readier); ok {
+		if err := rd.Ready(); err != nil {
+			return fmt.Errorf("cannot report ready: %w: %w", ErrNotReady, err)
+		}
 	}
 	writeText(w, http.StatusOK, "ok\n")
 	return nil

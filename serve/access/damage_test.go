@@ -178,3 +178,50 @@ func mustRename(tb testing.TB, from, to string) {
 		tb.Fatal(err)
 	}
 }
+
+// TestFolderGoneIsNotReady: the access folder deleted or replaced under a
+// running Store (the whole data folder removed, say) makes Ready fail and
+// is logged once, instead of counts going silently into deleted files.
+func TestFolderGoneIsNotReady(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(tb testing.TB, dir string)
+	}{
+		{"deleted", func(tb testing.TB, dir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				tb.Fatal(err)
+			}
+		}},
+		{"replaced", func(tb testing.TB, dir string) {
+			mustRename(tb, dir, dir+".old")
+			if err := os.Mkdir(dir, 0o750); err != nil {
+				tb.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "access")
+			clk := newClock(t, "2026-11-22T12:00:00Z")
+			var log logBuffer
+			s := openStore(t, dir, clk, withLog(&log), func(o *Options) { o.FlushInterval = 5 * time.Millisecond })
+			if err := s.Ready(); err != nil {
+				t.Fatalf("Ready before any damage: %v", err)
+			}
+			c := mustIdentify(t, s, "", mustAddr(t, "192.0.2.1"))
+			use(t, s, c, 3)
+			tc.damage(t, dir)
+			eventually(t, "Ready fails", func() bool { return s.Ready() != nil })
+			if err := s.Ready(); !strings.Contains(err.Error(), dir) {
+				t.Errorf("Ready: %v; want it to name %s", err, dir)
+			}
+			time.Sleep(100 * time.Millisecond) // twenty more checks
+			if n := len(log.lines("level=ERROR", "access folder is gone")); n != 1 {
+				t.Errorf("%d error lines, want 1:\n%s", n, strings.Join(log.lines("level=ERROR"), "\n"))
+			}
+			// Lookups are still answered and counted, in memory.
+			if n := use(t, s, c, 5); n != 5 {
+				t.Errorf("%d of 5 lookups admitted after the folder went", n)
+			}
+		})
+	}
+}
