@@ -78,14 +78,8 @@ func Open(opt Options) (*Store, error) {
 	if s.dirInfo, err = os.Stat(opt.Dir); err != nil {
 		return nil, fmt.Errorf("cannot open access folder: %w", err)
 	}
-	dir := filepath.Join(opt.Dir, countersName)
-	s.db, err = pebble.Open(dir, &pebble.Options{
-		FS:                 opt.fs,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{opt.Logger.With("db", "counters")},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot open counter database %s (is a kwdata server already running on this folder?): %w", dir, err)
+	if s.db, err = openCounters(filepath.Join(opt.Dir, countersName), opt); err != nil {
+		return nil, err
 	}
 	if err := s.load(); err != nil {
 		s.db.Close()
