@@ -3,7 +3,7 @@
 GO      ?= go
 BIN     := bin/kwdata
 
-.PHONY: build demo test bench bench-similarity bench-similarity-10m bench-serve lint
+.PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kwdata
@@ -12,9 +12,14 @@ build:
 demo: build
 	./$(BIN) demo
 
-test:
+test: test-race
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The concurrent packages once more under the race detector, on every
+# `make test` (and so in CI), so that they stay clean under it.
+test-race:
+	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/...
 
 # Every figure is printed beside its baseline, measured in the same run.
 bench: bench-similarity bench-serve
