@@ -5,7 +5,7 @@ BIN     := bin/kwdata
 # ADDR is where make demo serves: make demo ADDR=127.0.0.1:9090
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: build demo test bench bench-similarity bench-similarity-10m bench-serve lint
+.PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kwdata
@@ -17,7 +17,7 @@ demo: build
 # Tests that need a tool this machine lacks (headless Chromium, DuckDB)
 # skip; each notes itself in $$KWDATA_SKIPPED, and the list is printed
 # last, with how to get the tool. .ci/run installs both, then runs this.
-test:
+test: test-race
 	$(GO) vet ./...
 	@skipped=$$(mktemp); \
 	KWDATA_SKIPPED=$$skipped $(GO) test -count=1 -timeout 20m ./...; status=$$?; \
@@ -26,6 +26,11 @@ test:
 		sort -u $$skipped | sed 's/^/  /'; \
 	fi; \
 	rm -f $$skipped; exit $$status
+
+# The concurrent packages once more under the race detector, on every
+# `make test` (and so in CI), so that they stay clean under it.
+test-race:
+	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/...
 
 # Every figure is printed beside its baseline, measured in the same run.
 bench: bench-similarity bench-serve

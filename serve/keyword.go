@@ -45,6 +45,9 @@ func parseKeywordQuery(rawQuery string) (string, kw.Country, error) {
 		}
 		return "", kw.Country{}, he
 	}
+	if unindexable(q) {
+		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: errUnindexable}
+	}
 	code, _, err := queryValue(rawQuery, "country")
 	if err != nil {
 		return "", kw.Country{}, unsupportedCountry(code, err)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
 )
@@ -53,8 +55,11 @@ func normalizeInput(raw string) (string, error) {
 	}
 	q, err := kw.NormalizeKeyword(raw)
 	switch {
-	case err == nil:
+	case err == nil && !unindexable(q):
 		return q, nil
+	case err == nil:
+		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ,
+			Msg: "The keyword holds control characters or bytes that are not UTF-8; send it as plain UTF-8 text.", Err: errUnindexable}
 	case errors.Is(err, kw.ErrKeywordEmpty):
 		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ,
 			Msg: "The keyword is empty; pass the keyword to look up, e.g. \"running shoes\".", Err: err}
@@ -66,6 +71,27 @@ func normalizeInput(raw string) (string, error) {
 	}
 	return "", HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ,
 		Msg: "The keyword is not valid UTF-8; send it as UTF-8 text.", Err: err}
+}
+
+// errUnindexable is the cause of an invalid_q for a keyword that
+// normalizes but could never be in the index.
+var errUnindexable = errors.New("keyword holds control characters or U+FFFD")
+
+// unindexable reports whether a normalized keyword holds what ingest
+// refuses and so no index holds: a control character, or U+FFFD, which
+// only undecodable input produces (encoding/json turns invalid UTF-8 and
+// lone surrogates inside a body into it). Looking such a keyword up could
+// only answer a counted 404.
+func unindexable(q string) bool {
+	for i := 0; i < len(q); i++ {
+		switch c := q[i]; {
+		case c < 0x20 || c == 0x7f:
+			return true
+		case c >= utf8.RuneSelf:
+			return strings.ContainsFunc(q[i:], func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) })
+		}
+	}
+	return false
 }
 
 // countryInput resolves a country code given in a JSON body or tool
