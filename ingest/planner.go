@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +50,9 @@ const (
 	colBidHigh          = "Top of page bid (high range)"
 	colAvgCPC           = "Avg. CPC"      // older exports; preferred over the bid midpoint
 	colSuggestedBid     = "Suggested bid" // the legacy export's CPC
-	monthPrefix         = "Searches:"     // then " Mon YYYY", the space optional
+	colThreeMonth       = "Three month change"
+	colYoY              = "YoY change"
+	monthPrefix         = "Searches:" // then " Mon YYYY", the space optional
 )
 
 // plannerColumns maps the fields to their column index (-1 when absent).
@@ -58,6 +61,7 @@ type plannerColumns struct {
 	keyword                                                 int
 	currency, volume, level, index, bidLow, bidHigh, avgCPC int
 	minVolume, maxVolume                                    int
+	threeMonth, yoy                                         int
 	months                                                  []monthColumn // oldest first
 }
 
@@ -81,6 +85,7 @@ func mapColumns(header []string) (c plannerColumns, missing []string) {
 		{colCompetitionIndex, &c.index, false}, {colBidLow, &c.bidLow, false}, {colBidHigh, &c.bidHigh, false},
 		{colAvgCPC, &c.avgCPC, true}, {colSuggestedBid, &c.avgCPC, true},
 		{colMinVolume, &c.minVolume, true}, {colMaxVolume, &c.maxVolume, true},
+		{colThreeMonth, &c.threeMonth, true}, {colYoY, &c.yoy, true},
 	}
 	for _, w := range want {
 		*w.idx = -1
@@ -498,7 +503,43 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 		rec.Monthly = monthly
 		p.slab = p.slab[len(monthly):]
 	}
+
+	// The changes the export states win; an export without their columns
+	// gets them from its monthly series. A stated "--" stays null.
+	var yoy, tri *float64
+	if c.yoy < 0 || c.threeMonth < 0 {
+		yoy, tri = kw.Changes(rec.Monthly)
+	}
+	if c.yoy >= 0 {
+		if yoy, reason = p.change(cells, c.yoy); reason != "" {
+			return rec, reason, nil
+		}
+	}
+	if c.threeMonth >= 0 {
+		if tri, reason = p.change(cells, c.threeMonth); reason != "" {
+			return rec, reason, nil
+		}
+	}
+	rec.YoYChange, rec.ThreeMonthChange = yoy, tri
 	return rec, "", nil
+}
+
+// change parses a percent change cell: "0%", "-90%", "1,900%", "12.5%" or
+// "∞" (searches rose from zero, +Inf); a dash or a blank is no value.
+func (p *plannerParser) change(cells []string, col int) (*float64, string) {
+	s := numeric(cells, col)
+	switch s {
+	case "":
+		return nil, ""
+	case "∞", "+∞", "inf", "Infinity":
+		return p.float64(math.Inf(1)), ""
+	}
+	num := strings.ReplaceAll(strings.TrimSpace(strings.TrimSuffix(s, "%")), ",", "")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < -100 {
+		return nil, fmt.Sprintf("%s %q is not a percent change", p.cols.names[col], s)
+	}
+	return p.float64(v), ""
 }
 
 // volume sets the record's volume: the average monthly searches, a count

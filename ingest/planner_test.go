@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -100,6 +101,17 @@ func months(kv ...any) func(*kw.KeywordRecord) {
 	}
 }
 
+// changes sets the YoY and three month changes; NaN is no value.
+func changes(yoy, tri float64) func(*kw.KeywordRecord) {
+	opt := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return f64(v)
+	}
+	return func(r *kw.KeywordRecord) { r.YoYChange, r.ThreeMonthChange = opt(yoy), opt(tri) }
+}
+
 func volRange(s string) func(*kw.KeywordRecord) {
 	return func(r *kw.KeywordRecord) { r.VolumeRange = s }
 }
@@ -111,9 +123,9 @@ func TestParsePlanner(t *testing.T) {
 	)
 	stdRecs := []kw.KeywordRecord{
 		rec("running shoes", 301000, bids(520000, 2670000, 1595000), comp("HIGH", 1),
-			months("2025-12", 246000, "2026-01", 301000, "2026-02", 368000)),
+			months("2025-12", 246000, "2026-01", 301000, "2026-02", 368000), changes(-20, 0)),
 		rec("trail running shoes", 1000, volRange("1K – 10K"), bids(1230000, -1, 1230000), comp("MEDIUM", 0.45),
-			months("2025-12", 1000, "2026-01", nil, "2026-02", 2400)),
+			months("2025-12", 1000, "2026-01", nil, "2026-02", 2400), changes(math.NaN(), 50)),
 	}
 	type badWant struct {
 		line   int
@@ -365,7 +377,24 @@ func TestParsePlanner(t *testing.T) {
 			enc:  "utf8",
 			text: tsv([]string{"Keyword", "Avg. monthly searches", "Searches:Jan 2026", "Searches: Dec 2025", "searches:  Feb 2026"},
 				[]string{"a", "10", "1", "2", "3"}),
-			want:    []kw.KeywordRecord{rec("a", 10, months("2025-12", 2, "2026-01", 1, "2026-02", 3))},
+			// Without change columns, the three month change comes from the series.
+			want:    []kw.KeywordRecord{rec("a", 10, months("2025-12", 2, "2026-01", 1, "2026-02", 3), changes(math.NaN(), 50))},
+			missing: []string{"Currency", "Competition", "Competition (indexed value)", "Top of page bid (low range)", "Top of page bid (high range)"},
+		},
+		{
+			name: "change cells: infinity, dashes, thousands, a bad one",
+			enc:  "utf8",
+			text: tsv([]string{"Keyword", "Avg. monthly searches", "Three month change", "YoY change", "Searches: Jan 2026"},
+				[]string{"a", "10", "∞", " --", "1"},
+				[]string{"b", "10", "1,900%", "-90%", "1"},
+				[]string{"c", "10", "12.5%", "", "1"},
+				[]string{"d", "10", "lots", "0%", "1"}),
+			want: []kw.KeywordRecord{
+				rec("a", 10, months("2026-01", 1), changes(math.NaN(), math.Inf(1))),
+				rec("b", 10, months("2026-01", 1), changes(-90, 1900)),
+				rec("c", 10, months("2026-01", 1), changes(math.NaN(), 12.5)),
+			},
+			bad:     []badWant{{5, `Three month change "lots" is not a percent change`}},
 			missing: []string{"Currency", "Competition", "Competition (indexed value)", "Top of page bid (low range)", "Top of page bid (high range)"},
 		},
 	}

@@ -86,7 +86,8 @@ func TestRun(t *testing.T) {
 	rs := keywords[1]
 	wantRS := kw.KeywordRecord{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1595000), Competition: f64(1),
 		CompetitionLevel: "HIGH", BidLowMicros: i64(520000), BidHighMicros: i64(2670000), Source: SourcePlanner,
-		Monthly: []kw.MonthlySearches{{Month: "2025-12", Searches: i64(246000)}, {Month: "2026-01", Searches: i64(301000)}, {Month: "2026-02", Searches: i64(368000)}}}
+		Monthly:   []kw.MonthlySearches{{Month: "2025-12", Searches: i64(246000)}, {Month: "2026-01", Searches: i64(301000)}, {Month: "2026-02", Searches: i64(368000)}},
+		YoYChange: f64(-20), ThreeMonthChange: f64(0)}
 	if !reflect.DeepEqual(rs, wantRS) {
 		t.Errorf("running shoes read back as %+v, want %+v", rs, wantRS)
 	}

@@ -44,7 +44,14 @@ func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.Ke
 				best = j
 			}
 		}
-		out = append(out, recs[best])
+		r := recs[best]
+		// A source without change figures (the Google Ads API gives only
+		// the series) gets them from its series; the planner export states
+		// or computes its own, and its "--" stays null.
+		if r.Source != SourcePlanner && r.YoYChange == nil && r.ThreeMonthChange == nil {
+			r.YoYChange, r.ThreeMonthChange = kw.Changes(r.Monthly)
+		}
+		out = append(out, r)
 		i = j
 	}
 	res := WriteResult{Keywords: len(out), Rows: len(out), Duplicates: len(recs) - len(out)}

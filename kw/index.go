@@ -29,6 +29,8 @@ type Entry struct {
 	CPCMicros        *int64
 	Competition      *float64
 	CompetitionLevel string
+	YoYChange        *float64 // percent; +Inf: rose from zero; nil: no value (KeywordRecord.YoYChange)
+	ThreeMonthChange *float64
 	Intent           string
 	Trend            []MonthlySearches // up to 12 months, oldest first
 	Related          []RelatedKeyword  // up to 10, in rank order

@@ -33,7 +33,14 @@ type KeywordRecord struct {
 	BidLowMicros     *int64            `parquet:"bid_low_micros,optional"`
 	BidHighMicros    *int64            `parquet:"bid_high_micros,optional"`
 	Monthly          []MonthlySearches `parquet:"monthly,list"` // oldest first
-	Source           string            `parquet:"source"`       // "planner-csv", "googleads", ...
+	// YoYChange and ThreeMonthChange are the planner's "YoY change" and
+	// "Three month change" in percent (900 for "900%"), or computed from
+	// Monthly by Changes where the source gives only the series. +Inf is
+	// the planner's "∞": searches rose from zero. nil: the source said
+	// nothing ("--") or the series is too short.
+	YoYChange        *float64 `parquet:"yoy_change,optional"`
+	ThreeMonthChange *float64 `parquet:"three_month_change,optional"`
+	Source           string   `parquet:"source"` // "planner-csv", "googleads", ...
 }
 
 // VolumeOrZero is the volume the similarity ranking uses: a keyword whose

@@ -166,6 +166,7 @@ func TestArrowReadsTheLake(t *testing.T) {
 		"keyword": "utf8", "volume": "int64", "volume_range": "utf8", "cpc_micros": "int64",
 		"competition": "float64", "competition_level": "utf8", "bid_low_micros": "int64",
 		"bid_high_micros": "int64", "source": "utf8",
+		"yoy_change": "float64", "three_month_change": "float64",
 		"monthly": "list<element: struct<month: utf8, searches: int64 nullable>>",
 	}
 	for _, fld := range tbl.Schema().Fields() {
@@ -203,3 +204,26 @@ func TestArrowReadsTheLake(t *testing.T) {
 // i64 and f64 are the nullable numbers of records and entries.
 func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
+
+// TestOlderKeywordsPartitionsRead reads a keywords partition written before
+// the change columns existed: they read as no value, so a lake date of an
+// older release still builds.
+func TestOlderKeywordsPartitionsRead(t *testing.T) {
+	type oldRecord struct {
+		Keyword string `parquet:"keyword"`
+		Volume  *int64 `parquet:"volume,optional"`
+		Source  string `parquet:"source"`
+	}
+	data := t.TempDir()
+	v := int64(7)
+	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", []oldRecord{{Keyword: "a", Volume: &v, Source: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Keyword != "a" || kw.Deref(got[0].Volume) != 7 || got[0].YoYChange != nil || got[0].ThreeMonthChange != nil {
+		t.Fatalf("old partition read as %+v", got)
+	}
+}
