@@ -523,6 +523,8 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			CPCMicros:        rec.CPCMicros,
 			Competition:      rec.Competition,
 			CompetitionLevel: rec.CompetitionLevel,
+			YoYChange:        rec.YoYChange,
+			ThreeMonthChange: rec.ThreeMonthChange,
 			Intent:           intent,
 			Trend:            trend,
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,7 +42,7 @@ func testLake(tb testing.TB, data string) {
 		"us": {
 			keywords: []kw.KeywordRecord{
 				{Keyword: "best running shoes", Volume: i64(90500), CPCMicros: i64(1450000), Competition: f64(0.61), CompetitionLevel: "MEDIUM", Monthly: months("2026-08", 3, 100)},
-				{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1230000), Competition: f64(0.87), CompetitionLevel: "HIGH", BidLowMicros: i64(1), BidHighMicros: i64(2), Monthly: months("2025-08", 15, 200000), Source: "planner-csv"},
+				{Keyword: "running shoes", Volume: i64(301000), CPCMicros: i64(1230000), Competition: f64(0.87), CompetitionLevel: "HIGH", BidLowMicros: i64(1), BidHighMicros: i64(2), Monthly: months("2025-08", 15, 200000), Source: "planner-csv", YoYChange: f64(900), ThreeMonthChange: f64(math.Inf(1))},
 				{Keyword: "trail shoes", Volume: i64(0), Competition: f64(0), Monthly: unsorted},
 				{Keyword: "zzz no trend", Volume: i64(10), CompetitionLevel: "UNSPECIFIED"},
 			},
@@ -113,6 +114,7 @@ func TestBuildLookup(t *testing.T) {
 	}{
 		{"US", "running shoes", kw.Entry{
 			Keyword: "running shoes", Country: "US", Volume: i64(301000), CPCMicros: i64(1230000), Competition: f64(0.87), CompetitionLevel: "HIGH",
+			YoYChange: f64(900), ThreeMonthChange: f64(math.Inf(1)),
 			Intent: "running shoes", Trend: months("2025-11", 12, 200003), Related: rsRelated,
 		}, nil},
 		{"us", "best running shoes", kw.Entry{

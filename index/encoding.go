@@ -10,13 +10,16 @@ import (
 )
 
 // ValueVersion is the first byte of every value EncodeEntry writes. A
-// reader refuses any version but this and valueVersion1 (the layout before
-// missing values, whose builds stay readable until the next build) rather
+// reader refuses any version but this, valueVersion2 and valueVersion1
+// (older layouts, whose builds stay readable until the next build) rather
 // than guess at its layout.
-const ValueVersion = 2
+const ValueVersion = 3
 
 // valueVersion1 held every number, missing or not, as a plain value.
 const valueVersion1 = 1
+
+// valueVersion2 had no YoY and three month changes.
+const valueVersion2 = 2
 
 // Bounds of a value. They are the SPEC's limits (12 trend months, 10
 // related keywords), and they keep DecodeEntry from allocating more than a
@@ -41,15 +44,17 @@ const (
 const maxMonth = 9999*12 + 11
 
 // EncodeEntry appends the value encoding of e to dst and returns the
-// extended slice. Version 2 is, in order:
+// extended slice. Version 3 is, in order:
 //
-//	version   byte 2
+//	version   byte 3
 //	volume    opt
 //	range     string (uvarint length, bytes)
 //	cpc       opt micros
 //	comp      uvarint: 0 missing, else hundredths+1 (competition 0.87 is 88;
 //	          hundredths clamped to 0..65534)
 //	level     byte: 0 "", 1 LOW, 2 MEDIUM, 3 HIGH, 4 followed by a string
+//	yoy       change
+//	3 month   change
 //	intent    string; empty when the intent is the keyword itself
 //	trend     uvarint n (≤ 12); then the first month as uvarint year*12+month-1
 //	          and opt searches; then n-1 times a uvarint month delta (≥ 1)
@@ -58,8 +63,11 @@ const maxMonth = 9999*12 + 11
 //	          cpc opt, uvarint overlap<<1 | same_intent
 //
 // where opt is a number that may be missing: uvarint 0 when it is, else
-// the zig-zag encoding of the number plus one. Version 1 was the same with
-// every opt a plain varint and comp plain hundredths.
+// the zig-zag encoding of the number plus one, and change is a percent
+// change: uvarint 0 when missing, 1 for +Inf (rose from zero), else the
+// zig-zag encoding of the change in hundredths of a percent plus two.
+// Version 2 was the same without the two changes; version 1 also had every
+// opt a plain varint and comp plain hundredths.
 //
 // Keyword and Country are not stored: they are the key. Only the last 12
 // trend months and the first 10 related keywords are kept, and a month that
@@ -87,6 +95,8 @@ func EncodeEntry(dst []byte, e *kw.Entry) []byte {
 		dst = append(dst, levelOther)
 		dst = appendString(dst, e.CompetitionLevel)
 	}
+	dst = appendChange(dst, e.YoYChange)
+	dst = appendChange(dst, e.ThreeMonthChange)
 	if e.Intent == e.Keyword {
 		dst = appendString(dst, "")
 	} else {
@@ -172,6 +182,25 @@ func appendOpt(dst []byte, v *int64) []byte {
 	return binary.AppendUvarint(dst, uint64(x<<1^x>>63)+1)
 }
 
+// maxChange bounds a change in hundredths of a percent: far beyond any
+// real one (a billion percent), and small enough that a float64 holds it
+// exactly.
+const maxChange = 1e11
+
+// appendChange appends a percent change: 0 missing, 1 +Inf, else its
+// zig-zag hundredths plus two. NaN and -Inf, which no change can be, are
+// missing; finite values are clamped to ±maxChange.
+func appendChange(dst []byte, v *float64) []byte {
+	switch {
+	case v == nil || math.IsNaN(*v) || math.IsInf(*v, -1):
+		return binary.AppendUvarint(dst, 0)
+	case math.IsInf(*v, 1):
+		return binary.AppendUvarint(dst, 1)
+	}
+	x := int64(max(min(math.Round(*v*100), maxChange), -maxChange))
+	return binary.AppendUvarint(dst, uint64(x<<1^x>>63)+2)
+}
+
 func appendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
@@ -252,8 +281,8 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 	if len(b) == 0 {
 		return e, fmt.Errorf("%w: empty", errCorrupt)
 	}
-	if b[0] != ValueVersion && b[0] != valueVersion1 {
-		return e, fmt.Errorf("%w: unknown format version %d (this build reads %d and %d)", errCorrupt, b[0], valueVersion1, ValueVersion)
+	if b[0] != ValueVersion && b[0] != valueVersion2 && b[0] != valueVersion1 {
+		return e, fmt.Errorf("%w: unknown format version %d (this build reads %d to %d)", errCorrupt, b[0], valueVersion1, ValueVersion)
 	}
 	// The numbers of one entry share one allocation.
 	nums := new(entryNumbers)
@@ -283,6 +312,10 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 		e.CompetitionLevel = d.str()
 	default:
 		d.fail("unknown competition level code")
+	}
+	if b[0] >= 3 {
+		e.YoYChange = d.change(&nums.changes[0])
+		e.ThreeMonthChange = d.change(&nums.changes[1])
 	}
 	e.Intent = d.str()
 	if n := d.count(maxTrend, 2); n > 0 {
@@ -328,8 +361,9 @@ func DecodeEntry(b []byte) (kw.Entry, error) {
 // entryNumbers holds the numbers of one decoded entry: every number a value
 // can hold, so that their pointers cost one allocation.
 type entryNumbers struct {
-	ints [2 + maxTrend + 2*maxRelated]int64
-	comp float64
+	ints    [2 + maxTrend + 2*maxRelated]int64
+	comp    float64
+	changes [2]float64
 }
 
 // decoder reads a value; the first error sticks and later reads return
@@ -361,6 +395,26 @@ func (d *decoder) opt() *int64 {
 	}
 	d.nums = append(d.nums, v)
 	return &d.nums[len(d.nums)-1]
+}
+
+// change reads a percent change into *dst and returns dst, or nil when
+// the value has none.
+func (d *decoder) change(dst *float64) *float64 {
+	switch u := d.uvarint(); {
+	case u == 0:
+		return nil
+	case u == 1:
+		*dst = math.Inf(1)
+	default:
+		u -= 2
+		x := int64(u>>1) ^ -int64(u&1)
+		if x > maxChange || x < -maxChange {
+			d.fail("change out of range")
+			return nil
+		}
+		*dst = float64(x) / 100
+	}
+	return dst
 }
 
 func (d *decoder) fail(what string) {

@@ -18,6 +18,7 @@ func fullEntry() kw.Entry {
 	e := kw.Entry{
 		Volume: i64(301000), VolumeRange: "100K – 1M", CPCMicros: i64(1_234_567), Competition: f64(0.87), CompetitionLevel: "HIGH",
 		Intent: "running shoes", Trend: months("2025-11", 12, 246000),
+		YoYChange: f64(-20), ThreeMonthChange: f64(math.Inf(1)),
 	}
 	for i := 0; i < 10; i++ {
 		e.Related = append(e.Related, kw.RelatedKeyword{Keyword: fmt.Sprintf("related %d", i), Volume: i64(int64(90500 - i)), CPCMicros: i64(int64(1_450_000 + i)), Overlap: int32(14 - i), SameIntent: i < 3})
@@ -49,6 +50,11 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			kw.Entry{VolumeRange: "1K – 10K", CompetitionLevel: "HIGH",
 				Trend:   []kw.MonthlySearches{{Month: "2026-01"}, {Month: "2026-02", Searches: i64(7)}},
 				Related: []kw.RelatedKeyword{{Keyword: "r", Overlap: 3}}}},
+		{"changes", kw.Entry{YoYChange: f64(900), ThreeMonthChange: f64(-12.5)}, kw.Entry{YoYChange: f64(900), ThreeMonthChange: f64(-12.5)}},
+		{"change zero is a value", kw.Entry{YoYChange: f64(0)}, kw.Entry{YoYChange: f64(0)}},
+		{"change infinity", kw.Entry{YoYChange: f64(math.Inf(1))}, kw.Entry{YoYChange: f64(math.Inf(1))}},
+		{"change NaN and -Inf are no value", kw.Entry{YoYChange: f64(math.NaN()), ThreeMonthChange: f64(math.Inf(-1))}, kw.Entry{}},
+		{"change rounds to hundredths and clamps", kw.Entry{YoYChange: f64(1.23456), ThreeMonthChange: f64(1e300)}, kw.Entry{YoYChange: f64(1.23), ThreeMonthChange: f64(1e9)}},
 		{"levels", kw.Entry{CompetitionLevel: "LOW"}, kw.Entry{CompetitionLevel: "LOW"}},
 		{"medium", kw.Entry{CompetitionLevel: "MEDIUM"}, kw.Entry{CompetitionLevel: "MEDIUM"}},
 		{"other level", kw.Entry{CompetitionLevel: "UNSPECIFIED"}, kw.Entry{CompetitionLevel: "UNSPECIFIED"}},
@@ -90,7 +96,8 @@ func TestDecodeEntryRefuses(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "empty"},
-		{"future version", append([]byte{3}, valid[1:]...), "unknown format version 3"},
+		{"future version", append([]byte{4}, valid[1:]...), "unknown format version 4"},
+		{"change out of range", []byte{3, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0, 0, 0}, "change out of range"},
 		{"version zero", []byte{0}, "unknown format version 0"},
 		{"trailing byte", append(append([]byte{}, valid...), 0), "trailing"},
 		{"truncated", valid[:len(valid)-1], "truncated"},
@@ -149,6 +156,28 @@ func TestDecodeEntryVersion1(t *testing.T) {
 	}
 }
 
+// TestDecodeEntryVersion2 reads a value of the layout before the changes:
+// it has none.
+func TestDecodeEntryVersion2(t *testing.T) {
+	b := []byte{2,
+		11,   // volume 5 (zig-zag plus one)
+		0,    // no range
+		0,    // no cpc
+		88,   // competition 0.87
+		3,    // HIGH
+		0,    // intent is the keyword
+		0, 0, // no trend, no related
+	}
+	got, err := DecodeEntry(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kw.Entry{Volume: i64(5), Competition: f64(0.87), CompetitionLevel: "HIGH"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DecodeEntry(version 2) =\n%+v, want\n%+v", got, want)
+	}
+}
+
 func TestDecodeEntryAllocations(t *testing.T) {
 	e := fullEntry()
 	b := EncodeEntry(nil, &e)
@@ -188,7 +217,12 @@ func FuzzDecodeEntry(f *testing.F) {
 		if enc2 := EncodeEntry(nil, &e2); !bytes.Equal(enc, enc2) {
 			t.Fatalf("encoding not stable:\n%x\n%x", enc, enc2)
 		}
-		if len(enc) > len(b) {
+		// An older version gains the two one-byte "no change" fields.
+		grown := 0
+		if b[0] < ValueVersion {
+			grown = 2
+		}
+		if len(enc) > len(b)+grown {
 			t.Fatalf("canonical encoding (%d bytes) longer than the input (%d)", len(enc), len(b))
 		}
 	})
