@@ -42,6 +42,8 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 	} else {
 		dst = appendHundredths(dst, competitionHundredths(*e.Competition))
 	}
+	dst = appendChange(dst, `,"yoy":`, `,"yoy_from_zero":true`, e.YoYChange)
+	dst = appendChange(dst, `,"three_month":`, `,"three_month_from_zero":true`, e.ThreeMonthChange)
 	dst = append(dst, `,"updated":`...)
 	dst = appendString(dst, updated)
 	dst = append(dst, `,"intent":`...)
@@ -80,6 +82,29 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}\n"...)
+}
+
+// appendChange appends a percent change field: a number, or null where the
+// source gave none. JSON has no infinity, so the planner's "∞" (searches
+// rose from zero) is null followed by the field fromZero.
+func appendChange(dst []byte, field, fromZero string, v *float64) []byte {
+	dst = append(dst, field...)
+	switch {
+	case v == nil || math.IsNaN(*v) || math.IsInf(*v, -1):
+		return append(dst, "null"...)
+	case math.IsInf(*v, 1):
+		return append(append(dst, "null"...), fromZero...)
+	}
+	return appendPercent(dst, *v)
+}
+
+// appendPercent appends a change as encoding/json prints a float64 of at
+// most two decimals.
+func appendPercent(dst []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.AppendInt(dst, int64(v), 10)
+	}
+	return strconv.AppendFloat(dst, v, 'f', -1, 64)
 }
 
 // appendOptInt appends a number, or null where the source gave none.

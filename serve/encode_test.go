@@ -24,6 +24,17 @@ func docOf(e *kw.Entry, country, updated string) keywordDoc {
 	if e.Competition != nil {
 		d.Competition = f64(float64(competitionHundredths(*e.Competition)) / 100)
 	}
+	change := func(v *float64) (*float64, bool) {
+		switch {
+		case v == nil || math.IsNaN(*v) || math.IsInf(*v, -1):
+			return nil, false
+		case math.IsInf(*v, 1):
+			return nil, true
+		}
+		return v, false
+	}
+	d.YoY, d.YoYFromZero = change(e.YoYChange)
+	d.ThreeMonth, d.TMFromZero = change(e.ThreeMonthChange)
 	for _, m := range trimTrend(e.Trend) {
 		d.Trend = append(d.Trend, trendDoc{m.Month, m.Searches})
 	}
@@ -114,6 +125,10 @@ func TestKeywordJSONMatchesEncodingJSON(t *testing.T) {
 		case 3:
 			e.Volume, e.CPCMicros, e.Competition = nil, nil, nil // the source gave none
 		}
+		// Changes as the index decodes them: hundredths of a percent,
+		// whole percents, zero, ∞ or none.
+		changes := []*float64{nil, f64(0), f64(math.Inf(1)), f64(float64(rng.IntN(20001)-100) / 100), f64(float64(rng.IntN(2000) - 100)), f64(-100), f64(1e9)}
+		e.YoYChange, e.ThreeMonthChange = changes[rng.IntN(len(changes))], changes[rng.IntN(len(changes))]
 		for j := range rng.IntN(20) {
 			m := kw.MonthlySearches{Month: fmt.Sprintf("20%02d-%02d", 10+j/12, 1+j%12), Searches: i64(rng.Int64N(1e9))}
 			if rng.IntN(5) == 0 {

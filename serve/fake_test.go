@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -103,11 +104,13 @@ func newFakeIndex(tb testing.TB) *fakeIndex {
 	f.add(kw.Entry{
 		Keyword: "running shoes", Country: "US", Volume: i64(301000), CPCMicros: i64(1_234_999),
 		Competition: f64(0.87), CompetitionLevel: "HIGH", Intent: "running shoes",
+		YoYChange: f64(900), ThreeMonthChange: f64(-12.5),
 		Trend: months(tb, "2025-11", 15, 246000), Related: related(12),
 	})
 	f.add(kw.Entry{
 		Keyword: "trail shoes", Country: "US", Volume: i64(49500), CPCMicros: i64(1_235_000),
 		Competition: f64(0.5), Intent: "running shoes", Trend: months(tb, "2025-11", 3, 40000), Related: related(2),
+		YoYChange: f64(math.Inf(1)), ThreeMonthChange: f64(0),
 	})
 	f.add(kw.Entry{Keyword: "free shoes", Country: "US", Volume: i64(10), CPCMicros: i64(0), Competition: f64(0), Intent: "free shoes"})
 	// The source gave no numbers: every one of them is null, never 0.

@@ -105,6 +105,7 @@ type keywordView struct {
 	Volume, VolumeRange, CPC               string
 	Competition                            string
 	CompetitionPct                         int64
+	YoY, ThreeMonth                        string     // "+900%", "−12.5%", "∞" or "—"
 	Chart, ChartNarrow                     *chartView // the narrow one is for phones
 	Trend                                  []trendRow
 	Related                                []relatedView
@@ -305,6 +306,25 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 	return s.renderPage(w, r, he.Status, "error", d)
 }
 
+// formatChange shows a percent change as the planner does, with a sign:
+// "+900%", "−12.5%", "0%", "∞" (rose from zero) or "—" (no value).
+func formatChange(v *float64) string {
+	switch {
+	case v == nil || math.IsNaN(*v) || math.IsInf(*v, -1):
+		return noValue
+	case math.IsInf(*v, 1):
+		return "∞"
+	}
+	num := string(appendPercent(nil, math.Abs(*v)))
+	switch {
+	case *v > 0:
+		return "+" + num + "%"
+	case *v < 0:
+		return "−" + num + "%"
+	}
+	return "0%"
+}
+
 func countryName(code string) string {
 	if c, ok := kw.LookupCountry(code); ok {
 		return c.Name
@@ -324,6 +344,8 @@ func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
 		Volume: formatOptInt(e.Volume), VolumeRange: e.VolumeRange,
 		CPC:         formatOptUSD(e.CPCMicros),
 		Competition: noValue,
+		YoY:         formatChange(e.YoYChange),
+		ThreeMonth:  formatChange(e.ThreeMonthChange),
 		JSONURL:     "/v1/keyword?q=" + url.QueryEscape(e.Keyword) + "&country=" + strings.ToLower(c.Code),
 	}
 	if e.Competition != nil {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -55,6 +56,7 @@ func TestKeywordPage(t *testing.T) {
 		`<a href="/keyword?q=running&#43;shoe&amp;country=us">running shoe</a>`, `16/20`, `>$0<`, "8,100",
 		`<text x="`, `>Nov</text>`, `>2026</text>`, `>367K</text>`, "January 2026: 367,220 searches",
 		`href="/v1/keyword?q=running&#43;shoes&amp;country=us"`,
+		`id="yoy" title="year over year: the latest month against the same month a year earlier">—<`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("keyword page lacks %q", want)
@@ -215,6 +217,8 @@ func TestFormatters(t *testing.T) {
 		{formatHundredths(87), "0.87"}, {formatHundredths(50), "0.50"}, {formatHundredths(0), "0.00"}, {formatHundredths(100), "1.00"},
 		{formatCompact(950), "950"}, {formatCompact(1200), "1.2K"}, {formatCompact(301000), "301K"}, {formatCompact(2_500_000), "2.5M"},
 		{formatCompact(1000), "1K"},
+		{formatChange(f64(900)), "+900%"}, {formatChange(f64(-12.5)), "−12.5%"}, {formatChange(f64(0)), "0%"},
+		{formatChange(f64(math.Inf(1))), "∞"}, {formatChange(nil), "—"}, {formatChange(f64(math.NaN())), "—"},
 		{humanDuration(70200 * time.Second), "19h 30m"}, {humanDuration(90 * time.Second), "2m"}, {humanDuration(40 * time.Second), "40s"},
 		{humanDuration(72 * time.Hour), "3d"}, {humanDuration(time.Hour), "1h"}, {humanDuration(time.Hour + time.Second), "1h 1m"},
 		{humanDuration(50*time.Hour + time.Second), "2d 3h"}, {humanDuration(59500 * time.Millisecond), "60s"}, {humanDuration(0), "0s"},

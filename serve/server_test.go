@@ -50,6 +50,10 @@ type keywordDoc struct {
 	VolumeRange string       `json:"volume_range,omitempty"`
 	CPC         *float64     `json:"cpc"`
 	Competition *float64     `json:"competition"`
+	YoY         *float64     `json:"yoy"`
+	YoYFromZero bool         `json:"yoy_from_zero,omitempty"`
+	ThreeMonth  *float64     `json:"three_month"`
+	TMFromZero  bool         `json:"three_month_from_zero,omitempty"`
 	Updated     string       `json:"updated"`
 	Intent      string       `json:"intent"`
 	Trend       []trendDoc   `json:"trend"`
