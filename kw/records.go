@@ -95,9 +95,13 @@ type RelatedRow struct {
 }
 
 // IntentRow names a keyword's intent leader (SPEC §6); every keyword has one.
+// Overlap is the keyword's overlap with its leader (the leader's own row:
+// the number of its distinct result URL keys), what the intent group shows
+// as n/20; 0 in partitions written before the column existed.
 type IntentRow struct {
 	Keyword string `parquet:"keyword"`
 	Intent  string `parquet:"intent"`
+	Overlap int32  `parquet:"overlap"`
 }
 
 // MicrosPerUnit is the number of micros in one USD.

@@ -110,6 +110,7 @@ func Brute(keywords []Keyword, serps [][]string, opt Options) ([]kw.RelatedRow, 
 		return a.Text < b.Text
 	})
 	leader := make([]int, n)
+	leaderOverlap := make([]int, n)
 	for i := range leader {
 		leader[i] = -1
 	}
@@ -119,15 +120,16 @@ func Brute(keywords []Keyword, serps [][]string, opt Options) ([]kw.RelatedRow, 
 		}
 		leader[l] = l
 		ov := overlapWith(l)
+		leaderOverlap[l] = len(sets[l])
 		for c := 0; c < n; c++ {
 			if leader[c] < 0 && sameIntent(l, c, ov[c]) {
-				leader[c] = l
+				leader[c], leaderOverlap[c] = l, ov[c]
 			}
 		}
 	}
 	intents := make([]kw.IntentRow, n)
 	for i := range keywords {
-		intents[i] = kw.IntentRow{Keyword: keywords[i].Text, Intent: keywords[leader[i]].Text}
+		intents[i] = kw.IntentRow{Keyword: keywords[i].Text, Intent: keywords[leader[i]].Text, Overlap: int32(leaderOverlap[i])}
 	}
 	sort.Slice(intents, func(i, j int) bool { return intents[i].Keyword < intents[j].Keyword })
 	return related, intents

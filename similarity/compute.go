@@ -41,6 +41,7 @@ func Compute(ctx context.Context, keywords []Keyword, serps [][]string, opt Opti
 type result struct {
 	e           *engine
 	leader      []uint32 // by rank: the leader's rank
+	overlap     []uint32 // by rank: the overlap with the leader (a leader's own URL count)
 	relatedRows int
 	leaders     int
 }
@@ -55,6 +56,7 @@ func (r *result) intents(chunk int, emit func([]kw.IntentRow) error) error {
 		buf = append(buf, kw.IntentRow{
 			Keyword: e.kws[e.idx[k]].Text,
 			Intent:  e.kws[e.idx[r.leader[k]]].Text,
+			Overlap: int32(r.overlap[k]),
 		})
 		if len(buf) == chunk {
 			if err := emit(buf); err != nil {
@@ -90,9 +92,9 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	if err != nil {
 		return nil, err
 	}
-	res.leader, res.leaders = e.cluster(fwd)
+	res.leader, res.overlap, res.leaders = e.cluster(fwd)
 	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
-		"same_intent_pairs", len(fwd)/2, "leaders", res.leaders,
+		"same_intent_pairs", len(fwd)/3, "leaders", res.leaders,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
@@ -224,26 +226,30 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 	return out
 }
 
-// cluster runs the leader pass over the same-intent follower pairs and
-// returns each rank's leader rank and the number of leaders.
-func (e *engine) cluster(fwd []uint32) ([]uint32, int) {
+// cluster runs the leader pass over the same-intent follower triples (k,
+// c, overlap) and returns each rank's leader rank, its overlap with the
+// leader (a leader's: its own URL count) and the number of leaders.
+func (e *engine) cluster(fwd []uint32) ([]uint32, []uint32, int) {
 	n := e.n
 	off := make([]uint32, n+1)
-	for i := 0; i < len(fwd); i += 2 {
+	for i := 0; i < len(fwd); i += 3 {
 		off[fwd[i]+1]++
 	}
 	for k := 0; k < n; k++ {
 		off[k+1] += off[k]
 	}
-	adj := make([]uint32, len(fwd)/2)
+	adj := make([]uint32, len(fwd)/3)
+	ov := make([]uint32, len(fwd)/3)
 	fill := make([]uint32, n)
 	copy(fill, off[:n])
-	for i := 0; i < len(fwd); i += 2 {
+	for i := 0; i < len(fwd); i += 3 {
 		adj[fill[fwd[i]]] = fwd[i+1]
+		ov[fill[fwd[i]]] = fwd[i+2]
 		fill[fwd[i]]++
 	}
 	const none = ^uint32(0)
 	leader := make([]uint32, n)
+	overlap := make([]uint32, n)
 	for i := range leader {
 		leader[i] = none
 	}
@@ -253,12 +259,21 @@ func (e *engine) cluster(fwd []uint32) ([]uint32, int) {
 			continue
 		}
 		leader[k] = k
+		overlap[k] = uint32(e.urlCount(k))
 		leaders++
-		for _, c := range adj[off[k]:off[k+1]] {
-			if leader[c] == none {
-				leader[c] = k
+		for j := off[k]; j < off[k+1]; j++ {
+			if c := adj[j]; leader[c] == none {
+				leader[c], overlap[c] = k, ov[j]
 			}
 		}
 	}
-	return leader, leaders
+	return leader, overlap, leaders
+}
+
+// urlCount is the number of distinct URL keys of rank k's SERP: its light
+// URLs and its hubs.
+func (e *engine) urlCount(k uint32) int32 {
+	W := e.w
+	m := e.mask[int(k)*W : int(k)*W+W]
+	return int32(e.lOff[k+1]-e.lOff[k]) + shared(m, m)
 }

@@ -371,7 +371,7 @@ type worker struct {
 	epoch   uint32
 	levels  [][]uint32
 	fronts  []front
-	fwd     []uint32 // same-intent pairs (k, c), c > k, flattened
+	fwd     []uint32 // same-intent pairs (k, c, overlap), c > k, flattened
 }
 
 func (e *engine) newWorker() *worker {
@@ -459,7 +459,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 		}
 		if o >= minO && c > k {
 			if hi, lo := hiLo(vk, e.vol[c]); ratioWithin(hi, lo, e.opt.MaxRatio) {
-				w.fwd = append(w.fwd, k, c)
+				w.fwd = append(w.fwd, k, c, uint32(o))
 			}
 		}
 		if len(w.top) == K {
@@ -554,7 +554,7 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 			continue
 		}
 		if o >= minO {
-			w.followers(k, gs)
+			w.followers(k, o, gs)
 		}
 		if need {
 			w.walk(k, o, gs)
@@ -562,9 +562,9 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 	}
 }
 
-// followers appends every H candidate c > k of the groups gs within the
-// same-intent volume ratio.
-func (w *worker) followers(k uint32, gs []uint32) {
+// followers appends every H candidate c > k of the groups gs, which share
+// o hubs with k, within the same-intent volume ratio.
+func (w *worker) followers(k uint32, o int32, gs []uint32) {
 	e := w.e
 	vk := e.vol[k]
 	for _, g := range gs {
@@ -575,7 +575,7 @@ func (w *worker) followers(k uint32, gs []uint32) {
 				break
 			}
 			if !w.isLight(c) {
-				w.fwd = append(w.fwd, k, c)
+				w.fwd = append(w.fwd, k, c, uint32(o))
 			}
 		}
 	}

@@ -137,7 +137,7 @@ func ratioOracle(keywords []Keyword, serps [][]string, opt Options) ([]kw.Relate
 	}
 	intents := make([]kw.IntentRow, n)
 	for i, k := range keywords {
-		intents[i] = kw.IntentRow{Keyword: k.Text, Intent: keywords[leader[i]].Text}
+		intents[i] = kw.IntentRow{Keyword: k.Text, Intent: keywords[leader[i]].Text, Overlap: int32(overlap(i, leader[i]))}
 	}
 	sort.Slice(intents, func(i, j int) bool { return intents[i].Keyword < intents[j].Keyword })
 	return related, intents
