@@ -468,6 +468,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		orphans, badMonths int
 		first              = true
 		examples           topKeywords
+		groups             groupBuilder
 	)
 	for rec := keywords.peek(); rec != nil; rec = keywords.peek() {
 		if n%4096 == 0 {
@@ -496,14 +497,14 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			}
 			related.next()
 		}
-		intent := ""
+		intent, overlap := "", int32(0)
 		for r := intents.peek(); r != nil && r.Keyword <= rec.Keyword; r = intents.peek() {
 			if string(prevIntent) > r.Keyword {
 				return fmt.Errorf("intents partition of %s is not sorted by keyword: %q after %q", code, r.Keyword, prevIntent)
 			}
 			prevIntent = append(prevIntent[:0], r.Keyword...)
 			if r.Keyword == rec.Keyword {
-				intent = r.Intent
+				intent, overlap = r.Intent, r.Overlap
 			} else {
 				orphans++
 			}
@@ -513,6 +514,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			intent = rec.Keyword
 			noIntent++
 		}
+		groups.add(intent, rec.Keyword, rec.Volume, rec.CPCMicros, overlap)
 		var bad int
 		trend, bad = trendOf(trend, rec.Monthly)
 		badMonths += bad
@@ -549,6 +551,22 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	if n > 0 {
 		tw.addProbe(Probe{Country: code, Keyword: string(prev)})
 	}
+	// The country's intent groups sort after its keywords (groupSep).
+	nGroups := 0
+	for _, g := range groups.sorted() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var ok bool
+		if key, ok = appendGroupKey(key[:0], cc, g.Leader); !ok {
+			return fmt.Errorf("country code %q is not two letters", cc)
+		}
+		val = EncodeGroup(val[:0], g)
+		if err := tw.add(key, val); err != nil {
+			return err
+		}
+		nGroups++
+	}
 	if related.missing {
 		log.Warn("no related partition; keywords have no related keywords", "dataset", kw.DatasetRelated)
 	}
@@ -566,7 +584,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	if ex := examples.keywords(); len(ex) > 0 {
 		b.m.Examples[code] = ex
 	}
-	log.Info("indexed country", "keywords", n, "without_intent", noIntent)
+	log.Info("indexed country", "keywords", n, "intent_groups", nGroups, "without_intent", noIntent)
 	return nil
 }
 

@@ -15,11 +15,15 @@ import (
 
 // FormatVersion is the index format this package writes: the directory
 // layout, the key layout and value version ValueVersion. Version 2 added
-// missing values to the value; a store also reads builds of version 1
-// (oldestFormatVersion), so an upgraded server keeps serving the build it
-// finds until the next one is published, and refuses any other format (an
-// older server refuses a version 2 build at its manifest, with a message).
-const FormatVersion = 2
+// missing values to the value, version 3 the YoY and three month changes
+// and the intent groups (keys country, 0x01, leader; see group.go) and the
+// suggestion keys (0x02 and 0x03; see suggest.go). A store also reads
+// builds of versions 1 and 2 (oldestFormatVersion), so an upgraded server
+// keeps serving the build it finds until the next one is published (they
+// have no groups and no suggestions: those answer not found), and refuses
+// any other format (an older server refuses a newer build at its manifest,
+// with a message).
+const FormatVersion = 3
 
 // oldestFormatVersion is the oldest build format a store still reads.
 const oldestFormatVersion = 1

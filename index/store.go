@@ -131,6 +131,18 @@ const maxIdleIters = 64
 
 // get looks key up and decodes its value (found false: no such key).
 func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
+	found, err = h.getValue(key, func(v []byte) error {
+		var err error
+		e, err = DecodeEntry(v)
+		return err
+	})
+	return e, found, err
+}
+
+// getValue looks key up and hands its value to decode, whose error comes
+// back as undecodable (found false: no such key). The value is valid only
+// during the call.
+func (h *handle) getValue(key []byte, decode func(v []byte) error) (found bool, err error) {
 	h.mu.Lock()
 	var it *pebble.Iterator
 	if n := len(h.idle); n > 0 {
@@ -139,15 +151,15 @@ func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
 	h.mu.Unlock()
 	if it == nil {
 		if it, err = h.db.NewIter(nil); err != nil {
-			return e, false, err
+			return false, err
 		}
 	}
 	if it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key) {
 		found = true
 		var v []byte
 		if v, err = it.ValueAndErr(); err == nil {
-			// DecodeEntry copies what it keeps, so the iterator may move on.
-			if e, err = DecodeEntry(v); err != nil {
+			// decode copies what it keeps, so the iterator may move on.
+			if err = decode(v); err != nil {
 				err = undecodable{err}
 			}
 		}
@@ -158,7 +170,7 @@ func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
 		// Not pooled: an iterator that met damage closes with its error,
 		// which err already holds.
 		_ = it.Close()
-		return e, found, err
+		return found, err
 	}
 	h.mu.Lock()
 	if len(h.idle) < maxIdleIters {
@@ -168,7 +180,7 @@ func (h *handle) get(key []byte) (e kw.Entry, found bool, err error) {
 	if it != nil {
 		err = it.Close()
 	}
-	return e, found, err
+	return found, err
 }
 
 // maxFailedKeys bounds a damaged handle's memory of failed keys: a
@@ -536,6 +548,50 @@ func (s *Store) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 		e.Intent = keyword
 	}
 	return e, nil
+}
+
+// IntentGroup returns the intent group a normalized leader leads in a
+// country (either case): one point read, like Lookup, of the group the
+// build computed. A build older than format version 3 has none
+// (kw.ErrNotFound).
+func (s *Store) IntentGroup(ctx context.Context, country, leader string) (kw.IntentGroup, error) {
+	var g kw.IntentGroup
+	if err := ctx.Err(); err != nil {
+		return g, err
+	}
+	h := s.acquire()
+	if h == nil {
+		return g, kw.ErrNoIndex
+	}
+	defer s.release(h)
+	key, ok := appendGroupKey(make([]byte, 0, 4+len(leader)), country, leader)
+	if !ok {
+		return g, kw.ErrNotFound
+	}
+	if h.damage.Load() != nil {
+		if err := h.failure(key); err != nil {
+			return g, err
+		}
+	}
+	found, err := h.getValue(key, func(v []byte) error {
+		var err error
+		g, err = DecodeGroup(v)
+		return err
+	})
+	if _, ok := err.(undecodable); ok {
+		return kw.IntentGroup{}, fmt.Errorf("cannot decode the intent group of %s %q in index build %s: %w", country, leader, h.id, err)
+	}
+	if err != nil {
+		s.damaged(h, err)
+		err = fmt.Errorf("cannot read the intent group of %s %q from index build %s: %w: %s", country, leader, h.id, kw.ErrIndexDamaged, s.describe(err))
+		h.rememberFailure(key, err)
+		return kw.IntentGroup{}, err
+	}
+	if !found {
+		return kw.IntentGroup{}, kw.ErrNotFound
+	}
+	g.Leader, g.Country, g.DataDate = leader, strings.ToUpper(country), h.info.DataDate
+	return g, nil
 }
 
 // damaged marks h damaged by a failed read, once: it logs the build and

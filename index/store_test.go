@@ -149,7 +149,7 @@ var damages = []struct {
 	}, "table"},
 	{"wrong format version", func(tb testing.TB, dir string) {
 		editManifest(tb, dir, func(s string) string {
-			return strings.Replace(s, `"format_version": 2`, `"format_version": 99`, 1)
+			return strings.Replace(s, `"format_version": 3`, `"format_version": 99`, 1)
 		})
 	}, "format version 99"},
 	{"manifest of another build", func(tb testing.TB, dir string) {
@@ -516,7 +516,7 @@ func TestStoreBacksOffDamagedBuild(t *testing.T) {
 	simpleLake(t, data, "2026-11-21", "us", 10, 2)
 	bad := buildIndex(t, data, "2026-11-21").BuildID
 	editManifest(t, filepath.Join(data, "index", bad), func(s string) string {
-		return strings.Replace(s, `"format_version": 2`, `"format_version": 99`, 1)
+		return strings.Replace(s, `"format_version": 3`, `"format_version": 99`, 1)
 	})
 	publish(t, data, old)
 	s := openRetryStore(t, data)
@@ -558,7 +558,7 @@ func TestStoreReadsFormatVersion1(t *testing.T) {
 	simpleLake(t, data, "2026-11-21", "us", 10, 1)
 	id := buildIndex(t, data, "2026-11-21").BuildID
 	editManifest(t, filepath.Join(data, "index", id), func(s string) string {
-		return strings.Replace(s, `"format_version": 2`, `"format_version": 1`, 1)
+		return strings.Replace(s, `"format_version": 3`, `"format_version": 1`, 1)
 	})
 	s := openStore(t, data)
 	if e, err := s.Lookup(context.Background(), "US", "kw 000003"); err != nil || kw.Deref(e.Volume) != 1 {

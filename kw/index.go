@@ -70,3 +70,42 @@ type Index interface {
 	// Info describes the served index; ok is false while none is loaded.
 	Info() (info IndexInfo, ok bool)
 }
+
+// MaxGroupMembers is the most members an intent group lists.
+const MaxGroupMembers = 100
+
+// IntentGroup is one intent leader's group (SPEC §6): every keyword whose
+// intent is the leader, the leader included.
+type IntentGroup struct {
+	Leader   string
+	Country  string // upper case
+	DataDate string // "YYYY-MM-DD" of the build it came from
+	// Size is the number of keywords in the group, and TotalVolume the sum
+	// of their volumes (a keyword without a volume adds nothing), over the
+	// whole group, not only the members listed.
+	Size        int64
+	TotalVolume int64
+	// Members are the first MaxGroupMembers by volume descending (none
+	// ranks as 0), then text ascending; the leader is one of them unless
+	// a hundred members outsell it.
+	Members []GroupMember
+}
+
+// GroupMember is one keyword of an intent group.
+type GroupMember struct {
+	Keyword   string
+	Volume    *int64 // nil: no value (likewise CPCMicros)
+	CPCMicros *int64
+	// Overlap is the member's overlap with the leader (n of 20); the
+	// leader's own is the number of its result URLs.
+	Overlap int32
+}
+
+// GroupIndex is an Index that also holds intent groups, computed when the
+// index is built.
+type GroupIndex interface {
+	// IntentGroup returns the group led by a normalized leader keyword in a
+	// country, ErrNotFound when there is none (or the build predates
+	// groups), ErrNoIndex, or an error wrapping ErrIndexDamaged.
+	IntentGroup(ctx context.Context, country, leader string) (IntentGroup, error)
+}

@@ -1,0 +1,166 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+func TestEncodeDecodeGroup(t *testing.T) {
+	tests := []struct {
+		name    string
+		in, out kw.IntentGroup
+	}{
+		{"empty", kw.IntentGroup{}, kw.IntentGroup{}},
+		{"members", kw.IntentGroup{Size: 3, TotalVolume: 1300, Members: []kw.GroupMember{
+			{Keyword: "a", Volume: i64(1000), CPCMicros: i64(1_230_000), Overlap: 20},
+			{Keyword: "b", Volume: i64(300), Overlap: 9},
+			{Keyword: "c", Overlap: 8},
+		}}, kw.IntentGroup{Size: 3, TotalVolume: 1300, Members: []kw.GroupMember{
+			{Keyword: "a", Volume: i64(1000), CPCMicros: i64(1_230_000), Overlap: 20},
+			{Keyword: "b", Volume: i64(300), Overlap: 9},
+			{Keyword: "c", Overlap: 8},
+		}}},
+		{"key fields are not stored", kw.IntentGroup{Leader: "x", Country: "US", DataDate: "2026-11-21", Size: 1}, kw.IntentGroup{Size: 1}},
+		{"members beyond 100 dropped", kw.IntentGroup{Size: 150, Members: make([]kw.GroupMember, 150)}, kw.IntentGroup{Size: 150, Members: make([]kw.GroupMember, 100)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeGroup(EncodeGroup(nil, &tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.out) {
+				t.Errorf("round trip\n got %+v\nwant %+v", got, tt.out)
+			}
+		})
+	}
+}
+
+func TestDecodeGroupRefuses(t *testing.T) {
+	valid := EncodeGroup(nil, &kw.IntentGroup{Size: 2, TotalVolume: 5, Members: []kw.GroupMember{{Keyword: "a", Volume: i64(5), Overlap: 3}}})
+	for _, tt := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"empty", nil, "empty"},
+		{"version", append([]byte{9}, valid[1:]...), "unknown group version 9"},
+		{"truncated", valid[:len(valid)-1], "truncated"},
+		{"trailing", append(append([]byte{}, valid...), 0), "trailing"},
+		{"101 members", append([]byte{1, 0, 0, 101}, make([]byte, 500)...), "count out of range"},
+		{"members beyond the bytes", []byte{1, 0, 0, 5, 0}, "count out of range"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := DecodeGroup(tt.b); err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, errCorrupt) {
+				t.Fatalf("DecodeGroup error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzDecodeGroup(f *testing.F) {
+	f.Add(EncodeGroup(nil, &kw.IntentGroup{Size: 2, TotalVolume: 5, Members: []kw.GroupMember{{Keyword: "a", Volume: i64(5), Overlap: 3}, {Keyword: "b"}}}))
+	f.Add([]byte{1, 0, 0, 0})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := DecodeGroup(b)
+		if err != nil {
+			return
+		}
+		if len(g.Members) > kw.MaxGroupMembers {
+			t.Fatalf("decoded %d members", len(g.Members))
+		}
+		enc := EncodeGroup(nil, &g)
+		g2, err := DecodeGroup(enc)
+		if err != nil || !reflect.DeepEqual(g, g2) {
+			t.Fatalf("round trip changed the group (%v)\n%+v\n%+v", err, g, g2)
+		}
+	})
+}
+
+// TestBuildIntentGroups builds a lake whose intents make one big group, a
+// small one and a keyword without an intent row, and reads the groups back:
+// sizes and totals over every member, the first 100 members by volume then
+// text, each with its overlap with the leader.
+func TestBuildIntentGroups(t *testing.T) {
+	data := t.TempDir()
+	var recs []kw.KeywordRecord
+	var intents []kw.IntentRow
+	var total int64
+	for i := range 250 {
+		k := fmt.Sprintf("big %03d", i)
+		rec := kw.KeywordRecord{Keyword: k, CPCMicros: i64(int64(i) * 10_000)}
+		if i%50 != 7 { // a few without a volume: they add nothing and rank as 0
+			rec.Volume = i64(int64(1000 - i%120))
+			total += *rec.Volume
+		}
+		recs = append(recs, rec)
+		intents = append(intents, kw.IntentRow{Keyword: k, Intent: "big 000", Overlap: int32(8 + i%13)})
+	}
+	recs = append(recs,
+		kw.KeywordRecord{Keyword: "small a", Volume: i64(10)},
+		kw.KeywordRecord{Keyword: "small b", Volume: i64(10)},
+		kw.KeywordRecord{Keyword: "stray", Volume: i64(3)})
+	intents = append(intents,
+		kw.IntentRow{Keyword: "small a", Intent: "small b", Overlap: 9},
+		kw.IntentRow{Keyword: "small b", Intent: "small b", Overlap: 17})
+	writeLake(t, data, "2026-11-21", map[string]lakeCountry{"us": {keywords: recs, intents: intents, related: []kw.RelatedRow{}}})
+	buildIndex(t, data, "2026-11-21")
+	s := openStore(t, data)
+	ctx := context.Background()
+
+	g, err := s.IntentGroup(ctx, "us", "big 000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Leader != "big 000" || g.Country != "US" || g.DataDate != "2026-11-21" || g.Size != 250 || g.TotalVolume != total {
+		t.Errorf("group = %s %s %s size %d total %d, want size 250 total %d", g.Leader, g.Country, g.DataDate, g.Size, g.TotalVolume, total)
+	}
+	if len(g.Members) != kw.MaxGroupMembers {
+		t.Fatalf("%d members, want %d", len(g.Members), kw.MaxGroupMembers)
+	}
+	// The brute-force order: every member sorted, first 100.
+	var all []kw.GroupMember
+	for i, r := range recs[:250] {
+		all = append(all, kw.GroupMember{Keyword: r.Keyword, Volume: r.Volume, CPCMicros: r.CPCMicros, Overlap: intents[i].Overlap})
+	}
+	for i := 1; i < len(all); i++ {
+		for j := i; j > 0 && groupMemberCmp(&all[j], &all[j-1]) < 0; j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+	if !reflect.DeepEqual(g.Members, all[:kw.MaxGroupMembers]) {
+		t.Errorf("members differ from the brute-force ranking:\n got %+v\nwant %+v", g.Members[:5], all[:5])
+	}
+
+	g, err = s.IntentGroup(ctx, "US", "small b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []kw.GroupMember{{Keyword: "small a", Volume: i64(10), Overlap: 9}, {Keyword: "small b", Volume: i64(10), Overlap: 17}}
+	if g.Size != 2 || g.TotalVolume != 20 || !reflect.DeepEqual(g.Members, want) {
+		t.Errorf("small group = %+v", g)
+	}
+	// A keyword without an intent row leads its own group of one.
+	if g, err = s.IntentGroup(ctx, "us", "stray"); err != nil || g.Size != 1 || len(g.Members) != 1 || g.Members[0].Keyword != "stray" {
+		t.Errorf("stray group = %+v, %v", g, err)
+	}
+	for _, q := range [][2]string{{"us", "small a"}, {"us", "nothing"}, {"gb", "big 000"}, {"u1", "big 000"}} {
+		if _, err := s.IntentGroup(ctx, q[0], q[1]); !errors.Is(err, kw.ErrNotFound) {
+			t.Errorf("IntentGroup(%s, %q) error %v, want not found", q[0], q[1], err)
+		}
+	}
+	// Group keys never answer a keyword lookup, and keywords still do.
+	if e, err := s.Lookup(ctx, "us", "small a"); err != nil || e.Intent != "small b" {
+		t.Errorf("Lookup(small a) = %+v, %v", e, err)
+	}
+	if info, _ := s.Info(); info.Countries["US"] != 253 {
+		t.Errorf("index counts %d keywords, want 253", info.Countries["US"])
+	}
+}
