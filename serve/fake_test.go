@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -232,4 +235,50 @@ func do(tb testing.TB, h http.Handler, method, target string, header http.Header
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
+}
+
+// IntentGroup computes the group of a leader from the entries, by brute
+// force: every entry whose intent is the leader. A member's overlap is the
+// one its entry or the leader's lists between them; the leader's own is 20.
+func (f *fakeIndex) IntentGroup(ctx context.Context, country, leader string) (kw.IntentGroup, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return kw.IntentGroup{}, f.err
+	}
+	if !f.ok {
+		return kw.IntentGroup{}, kw.ErrNoIndex
+	}
+	g := kw.IntentGroup{Leader: leader, Country: country, DataDate: f.info.DataDate}
+	le, ok := f.entries[[2]string{country, leader}]
+	if !ok {
+		return g, kw.ErrNotFound
+	}
+	for k, e := range f.entries {
+		if k[0] != country || (e.Intent != leader && !(e.Intent == "" && k[1] == leader)) {
+			continue
+		}
+		m := kw.GroupMember{Keyword: e.Keyword, Volume: e.Volume, CPCMicros: e.CPCMicros, Overlap: 20}
+		if e.Keyword != leader {
+			m.Overlap = 8 // the least a follower has, where neither lists the other
+			for _, r := range append(slices.Clone(le.Related), e.Related...) {
+				if r.Keyword == e.Keyword || r.Keyword == leader {
+					m.Overlap = max(m.Overlap, r.Overlap)
+				}
+			}
+		}
+		g.Size++
+		g.TotalVolume += kw.Deref(e.Volume)
+		g.Members = append(g.Members, m)
+	}
+	slices.SortFunc(g.Members, func(a, b kw.GroupMember) int {
+		if va, vb := kw.Deref(a.Volume), kw.Deref(b.Volume); va != vb {
+			return cmp.Compare(vb, va)
+		}
+		return strings.Compare(a.Keyword, b.Keyword)
+	})
+	if len(g.Members) > kw.MaxGroupMembers {
+		g.Members = g.Members[:kw.MaxGroupMembers]
+	}
+	return g, nil
 }

@@ -61,7 +61,8 @@ const MaxMCPAnswer = 4 << 20
 // mcpInstructions tells a model what the server is for.
 const mcpInstructions = "kwdata answers keyword search data: monthly search volume, cost per click (USD), " +
 	"competition, a 12-month trend, the keyword's intent group and its 10 related keywords by search-result overlap. " +
-	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us). " +
+	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us); intent_group lists the keywords " +
+	"that share its search intent. " +
 	"Each call counts as one lookup against the caller's allowance: 20 a day without a key, 500 a month with a free key " +
 	"(send it as a Bearer token), unlimited on the paid tier."
 
@@ -88,6 +89,8 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 			h = s.toolKeywordLookup
 		case "keyword_lookup_bulk":
 			h = s.toolKeywordLookupBulk
+		case "intent_group":
+			h = s.toolIntentGroup
 		}
 		srv.AddTool(t, h)
 	}
@@ -572,6 +575,20 @@ var mcpTools = []*mcp.Tool{
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case."}},` +
 			`"required":["keywords"],"additionalProperties":false}`),
 		OutputSchema: openAPISchema("BulkResponse"),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
+	},
+	{
+		Name:  "intent_group",
+		Title: "Intent group",
+		Description: "The intent group of a keyword in one country: the keywords that share its search intent (at least 8 of " +
+			"20 top results in common with the group's leader, volumes within a factor of 2), with the leader, the group's " +
+			"size and summed volume, and up to 100 members by volume, each with volume, CPC and overlap n/20 with the " +
+			"leader. Use it to cluster keywords into one page or ad group. Counts as one lookup.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"keyword":{"type":"string","minLength":1,"description":"Any keyword of the group, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters."},` +
+			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case."}},` +
+			`"required":["keyword"],"additionalProperties":false}`),
+		OutputSchema: openAPISchema("IntentGroup"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
 }

@@ -118,7 +118,7 @@ func TestMCPWithGoSDKClient(t *testing.T) {
 					t.Errorf("tool %s lacks a schema", tool.Name)
 				}
 			}
-			if strings.Join(names, ",") != "keyword_lookup,keyword_lookup_bulk" {
+			if strings.Join(names, ",") != "intent_group,keyword_lookup,keyword_lookup_bulk" {
 				t.Errorf("tools %v", names)
 			}
 

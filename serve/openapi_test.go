@@ -71,6 +71,10 @@ var exampleCases = []exampleCase{
 		setup: func(ds *demoServer) {
 			ds.index.err = fmt.Errorf("cannot read US %q from index build b: %w: checksum mismatch", "running shoes", kw.ErrIndexDamaged)
 		}},
+	{loc: "GET /v1/intent 200 running_shoe", method: "GET", target: "/v1/intent?q=running+shoe&country=us"},
+	{loc: "GET /v1/intent 404 keyword_not_found", method: "GET", target: "/v1/intent?q=running+sandals&country=us"},
+	{loc: "GET /v1/intent 400 missing_q", method: "GET", target: "/v1/intent"},
+	{loc: "GET /v1/intent 400 unsupported_country", method: "GET", target: "/v1/intent?q=running+shoes&country=xx"},
 	{loc: "POST /v1/keywords 200 mixed", method: "POST", target: "/v1/keywords", reqExample: "-",
 		body: `{"country": "us", "keywords": ["running shoes", "Trail Running Shoes", "running sandals", ""]}`},
 	{loc: "POST /v1/keywords 400 too_many_keywords", method: "POST", target: "/v1/keywords", body: keywordsBody(101)},

@@ -30,7 +30,7 @@ var templateFS embed.FS
 var pageTemplates = func() map[string]*template.Template {
 	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"home", "keyword", "error"} {
+	for _, name := range []string{"home", "keyword", "intent", "error"} {
 		t := template.Must(layout.Clone())
 		out[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
 	}
@@ -57,6 +57,7 @@ type pageData struct {
 	// with a real page, never a 404.
 	Examples []exampleLink
 	K        *keywordView
+	G        *intentView
 	Err      *errorView
 }
 
@@ -340,7 +341,7 @@ func keywordURL(keyword, country string) string {
 func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
 	v := &keywordView{
 		Keyword: e.Keyword, Country: c.Code, CountryName: c.Name, Updated: updated,
-		Intent: e.Intent, IntentURL: keywordURL(e.Intent, c.Code), IntentIsSelf: e.Intent == e.Keyword || e.Intent == "",
+		Intent: e.Intent, IntentURL: intentURL(e.Keyword, c.Code), IntentIsSelf: e.Intent == e.Keyword || e.Intent == "",
 		Volume: formatOptInt(e.Volume), VolumeRange: e.VolumeRange,
 		CPC:         formatOptUSD(e.CPCMicros),
 		Competition: noValue,

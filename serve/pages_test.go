@@ -52,7 +52,7 @@ func TestKeywordPage(t *testing.T) {
 	body := w.Body.String()
 	for _, want := range []string{
 		`<h1>running shoes</h1>`, `id="volume">301,000<`, `id="cpc">$1.23<`, `id="competition">0.87<`, `id="country">US<`,
-		"2026-11-21", `<span class="pill">running shoes</span>`,
+		"2026-11-21", `<a class="pill" id="intent" href="/intent?q=running&#43;shoes&amp;country=us" title="this keyword leads its intent group">running shoes</a>`,
 		`<a href="/keyword?q=running&#43;shoe&amp;country=us">running shoe</a>`, `16/20`, `>$0<`, "8,100",
 		`<text x="`, `>Nov</text>`, `>2026</text>`, `>367K</text>`, "January 2026: 367,220 searches",
 		`href="/v1/keyword?q=running&#43;shoes&amp;country=us"`,
@@ -75,11 +75,11 @@ func TestKeywordPage(t *testing.T) {
 		t.Errorf("header %v", w.Header())
 	}
 
-	// A related keyword whose intent leader is another keyword links to it;
-	// a keyword without trend or related says so.
+	// The intent chip links to the keyword's intent group page, named by
+	// its leader; a keyword without trend or related says so.
 	body = do(t, ds, "GET", "/keyword?q=running+sneakers", nil).Body.String()
-	if !strings.Contains(body, `<a class="pill" href="/keyword?q=running&#43;shoes&amp;country=us">running shoes</a>`) {
-		t.Error("the intent leader is not linked")
+	if !strings.Contains(body, `<a class="pill" id="intent" href="/intent?q=running&#43;sneakers&amp;country=us" title="the intent group led by running shoes">running shoes</a>`) {
+		t.Error("the intent group is not linked")
 	}
 	body = do(t, ds, "GET", "/keyword?q=laufschuhe&country=de", nil).Body.String()
 	for _, want := range []string{"There is no monthly data for this keyword", "No other keyword", `id="cpc">$0.83<`, `<option value="DE" selected>`} {

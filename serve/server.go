@@ -150,6 +150,7 @@ func New(opt Options) *Server {
 	s.index = s.metrics.countDamage(s.index)
 	s.mcp = s.newMCPEndpoint()
 	s.handle("GET /v1/keyword", s.handleKeyword)
+	s.handle("GET /v1/intent", s.handleIntent)
 	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
 	s.handle("GET /readyz", s.handleReadyz)
@@ -162,6 +163,7 @@ func New(opt Options) *Server {
 	s.handle("POST /mcp", s.handleMCP)
 	s.handle("GET /", s.handleHome)
 	s.handle("GET /keyword", s.handleKeywordPage)
+	s.handle("GET /intent", s.handleIntentPage)
 	return s
 }
 
