@@ -469,6 +469,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		first              = true
 		examples           topKeywords
 		groups             groupBuilder
+		suggest            suggestBuilder
 	)
 	for rec := keywords.peek(); rec != nil; rec = keywords.peek() {
 		if n%4096 == 0 {
@@ -515,6 +516,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			noIntent++
 		}
 		groups.add(intent, rec.Keyword, rec.Volume, rec.CPCMicros, overlap)
+		suggest.add(rec.Keyword, rec.Volume)
 		var bad int
 		trend, bad = trendOf(trend, rec.Monthly)
 		badMonths += bad
@@ -567,6 +569,11 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		}
 		nGroups++
 	}
+	// Then its suggestion tables (prefixSep, wordSep).
+	nPrefixes, nWords, err := suggest.write(ctx, tw, cc)
+	if err != nil {
+		return err
+	}
 	if related.missing {
 		log.Warn("no related partition; keywords have no related keywords", "dataset", kw.DatasetRelated)
 	}
@@ -584,7 +591,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	if ex := examples.keywords(); len(ex) > 0 {
 		b.m.Examples[code] = ex
 	}
-	log.Info("indexed country", "keywords", n, "intent_groups", nGroups, "without_intent", noIntent)
+	log.Info("indexed country", "keywords", n, "intent_groups", nGroups, "prefix_records", nPrefixes, "word_records", nWords, "without_intent", noIntent)
 	return nil
 }
 

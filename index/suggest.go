@@ -1,0 +1,393 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// Suggestions. A prefix answer must cost the same at ten million keywords
+// as at ten, so the build writes two small tables beside the keywords:
+//
+//   - prefix records (country, 0x02, prefix): for every prefix (at a rune
+//     boundary) that begins more than PrefixScanLimit keywords, its
+//     MaxSuggestions keywords with the largest volume. A prefix that
+//     begins fewer has no record: its keywords are read straight from the
+//     keyword keys, at most PrefixScanLimit of them.
+//   - word records (country, 0x03, word): for every word that appears in
+//     a keyword after its first word, the wordCandidates keywords with the
+//     largest volume that contain it there.
+//
+// So a suggestion costs one seek for the prefix record and, without one,
+// one bounded scan of at most PrefixScanLimit keyword keys; and, when the
+// prefix gives fewer than asked for, one seek for the word record. Neither
+// depends on the number of keywords. Ranking is volume descending (none
+// ranks as 0), then text ascending.
+
+// MaxSuggestions is the most keywords a suggestion answers.
+const MaxSuggestions = 10
+
+// PrefixScanLimit is the most keyword keys a suggestion reads: a prefix
+// beginning more keywords than this has a prefix record.
+const PrefixScanLimit = 64
+
+// wordCandidates is how many keywords a word record keeps: more than
+// MaxSuggestions, so that a query of several words, which filters the
+// record of its first word, still finds some.
+const wordCandidates = 32
+
+// Separators of the suggestion tables in the key after the country code.
+const (
+	prefixSep = 0x02
+	wordSep   = 0x03
+)
+
+// appendTableKey appends country, sep, text.
+func appendTableKey(dst []byte, country string, sep byte, text string) ([]byte, bool) {
+	dst, ok := appendKey(dst, country, text)
+	if ok {
+		dst[len(dst)-len(text)-1] = sep
+	}
+	return dst, ok
+}
+
+// scored is a keyword and the volume it ranks by.
+type scored struct {
+	keyword string
+	volume  int64
+}
+
+func scoredCmp(a, b scored) int {
+	if a.volume != b.volume {
+		if a.volume > b.volume {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.keyword, b.keyword)
+}
+
+// topN keeps the best n keywords offered, best first.
+type topN struct {
+	n    int
+	list []scored
+}
+
+func (t *topN) offer(s scored) {
+	if len(t.list) == t.n && scoredCmp(s, t.list[t.n-1]) >= 0 {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(t.list, s, scoredCmp)
+	if len(t.list) < t.n {
+		t.list = append(t.list, scored{})
+	}
+	copy(t.list[i+1:], t.list[i:])
+	t.list[i] = s
+}
+
+// encodeKeywords appends a list of keywords: uvarint n, n strings.
+func encodeKeywords(dst []byte, list []scored) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(list)))
+	for _, s := range list {
+		dst = appendString(dst, s.keyword)
+	}
+	return dst
+}
+
+// decodeKeywords decodes encodeKeywords' list, at most max of them.
+func decodeKeywords(b []byte, max int) ([]string, error) {
+	d := decoder{s: string(b)}
+	n := d.count(max, 1)
+	out := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, d.str())
+	}
+	if d.err == nil && d.off != len(d.s) {
+		d.fail("trailing bytes")
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return out, nil
+}
+
+// suggestBuilder collects the prefix and word records of one country while
+// its keywords stream by in text order.
+type suggestBuilder struct {
+	prev    string
+	stack   []prefixNode // the open prefixes of prev, shortest first
+	records []prefixRecord
+	words   map[string]*topN
+}
+
+type prefixNode struct {
+	end   int // the prefix is prev[:end]
+	count int
+	top   topN
+}
+
+type prefixRecord struct {
+	prefix string
+	list   []scored
+}
+
+func (sb *suggestBuilder) add(keyword string, volume *int64) {
+	keyword = strings.Clone(keyword)
+	s := scored{keyword, max(kw.Deref(volume), 0)}
+	// Close the prefixes of the previous keyword this one does not share.
+	common := 0
+	for common < len(keyword) && common < len(sb.prev) && keyword[common] == sb.prev[common] {
+		common++
+	}
+	for common > 0 && common < len(keyword) && !utf8.RuneStart(keyword[common]) {
+		common--
+	}
+	sb.close(common)
+	// Open its own, at every rune boundary after the shared part.
+	for i := common + 1; i <= len(keyword); i++ {
+		if i == len(keyword) || utf8.RuneStart(keyword[i]) {
+			sb.stack = append(sb.stack, prefixNode{end: i, top: topN{n: MaxSuggestions}})
+		}
+	}
+	for i := range sb.stack {
+		sb.stack[i].count++
+		sb.stack[i].top.offer(s)
+	}
+	sb.prev = keyword
+	// Words after the first, each once.
+	if sb.words == nil {
+		sb.words = map[string]*topN{}
+	}
+	rest := keyword
+	first := true
+	var seen []string
+	for rest != "" {
+		var w string
+		w, rest, _ = strings.Cut(rest, " ")
+		if first || w == "" || slices.Contains(seen, w) {
+			first = false
+			continue
+		}
+		seen = append(seen, w)
+		t := sb.words[w]
+		if t == nil {
+			t = &topN{n: wordCandidates}
+			sb.words[strings.Clone(w)] = t
+		}
+		t.offer(s)
+	}
+}
+
+// close ends the open prefixes longer than keep bytes, recording those
+// that begin more keywords than a scan may read.
+func (sb *suggestBuilder) close(keep int) {
+	for len(sb.stack) > 0 && sb.stack[len(sb.stack)-1].end > keep {
+		n := sb.stack[len(sb.stack)-1]
+		sb.stack = sb.stack[:len(sb.stack)-1]
+		if n.count > PrefixScanLimit {
+			sb.records = append(sb.records, prefixRecord{prefix: sb.prev[:n.end], list: n.top.list})
+		}
+	}
+}
+
+// write appends the country's suggestion tables to tw, in key order, and
+// returns the number of prefix and word records.
+func (sb *suggestBuilder) write(ctx context.Context, tw *tableWriter, cc string) (prefixes, words int, err error) {
+	sb.close(0)
+	slices.SortFunc(sb.records, func(a, b prefixRecord) int { return strings.Compare(a.prefix, b.prefix) })
+	var key, val []byte
+	for i, r := range sb.records {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+		}
+		key, _ = appendTableKey(key[:0], cc, prefixSep, r.prefix)
+		val = encodeKeywords(val[:0], r.list)
+		if err := tw.add(key, val); err != nil {
+			return 0, 0, err
+		}
+	}
+	ws := make([]string, 0, len(sb.words))
+	for w := range sb.words {
+		ws = append(ws, w)
+	}
+	slices.Sort(ws)
+	for i, w := range ws {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+		}
+		key, _ = appendTableKey(key[:0], cc, wordSep, w)
+		val = encodeKeywords(val[:0], sb.words[w].list)
+		if err := tw.add(key, val); err != nil {
+			return 0, 0, err
+		}
+	}
+	n := len(sb.records)
+	*sb = suggestBuilder{}
+	return n, len(ws), nil
+}
+
+// Suggest returns up to n (at most MaxSuggestions) keywords of a country
+// that begin with the normalized prefix, by volume, then, if fewer than n
+// do, keywords that hold it as whole words after their first word. It
+// reads one prefix record or at most PrefixScanLimit keyword keys, and at
+// most one word record, whatever the size of the index. A build older
+// than format version 3 has no tables: its prefixes are scanned (still at
+// most PrefixScanLimit keys) and words find nothing.
+func (s *Store) Suggest(ctx context.Context, country, prefix string, n int) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n = min(n, MaxSuggestions)
+	if n <= 0 || prefix == "" {
+		return nil, nil
+	}
+	h := s.acquire()
+	if h == nil {
+		return nil, kw.ErrNoIndex
+	}
+	defer s.release(h)
+	out, err := h.suggest(country, prefix, n)
+	if err != nil {
+		if _, ok := err.(undecodable); ok {
+			return nil, fmt.Errorf("cannot decode suggestions for %s %q in index build %s: %w", country, prefix, h.id, err)
+		}
+		s.damaged(h, err)
+		return nil, fmt.Errorf("cannot read suggestions for %s %q from index build %s: %w: %s", country, prefix, h.id, kw.ErrIndexDamaged, s.describe(err))
+	}
+	return out, nil
+}
+
+func (h *handle) suggest(country, prefix string, n int) ([]string, error) {
+	key, ok := appendTableKey(nil, country, prefixSep, prefix)
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	found, err := h.getValue(key, func(v []byte) error {
+		var err error
+		out, err = decodeKeywords(v, MaxSuggestions)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		out = out[:min(n, len(out))]
+	} else if out, err = h.scanPrefix(country, prefix, n); err != nil {
+		return nil, err
+	}
+	if len(out) >= n {
+		return out, nil
+	}
+	return h.wholeWords(country, prefix, n, out)
+}
+
+// scanPrefix reads the keyword keys that begin with prefix, at most
+// PrefixScanLimit of them, and returns the best n.
+func (h *handle) scanPrefix(country, prefix string, n int) ([]string, error) {
+	lower, _ := appendKey(nil, country, prefix)
+	upper := append(append([]byte{}, lower...), 0xff)
+	it, err := h.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	top := topN{n: n}
+	read := 0
+	for valid := it.First(); valid && read < PrefixScanLimit; valid = it.Next() {
+		k := it.Key()
+		if !bytes.HasPrefix(k, lower) {
+			break
+		}
+		read++
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return nil, err
+		}
+		vol, err := entryVolume(v)
+		if err != nil {
+			_ = it.Close()
+			return nil, undecodable{err}
+		}
+		top.offer(scored{string(k[3:]), vol})
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(top.list))
+	for i, s := range top.list {
+		out[i] = s.keyword
+	}
+	return out, nil
+}
+
+// wholeWords adds to out, up to n, the keywords of the first word's record
+// of prefix that hold prefix as whole words after their first word.
+func (h *handle) wholeWords(country, prefix string, n int, out []string) ([]string, error) {
+	first, _, _ := strings.Cut(prefix, " ")
+	key, ok := appendTableKey(nil, country, wordSep, first)
+	if !ok {
+		return out, nil
+	}
+	var cands []string
+	_, err := h.getValue(key, func(v []byte) error {
+		var err error
+		cands, err = decodeKeywords(v, wordCandidates)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cands {
+		if len(out) == n {
+			break
+		}
+		if !slices.Contains(out, c) && holdsWords(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// holdsWords reports whether keyword holds words as whole words, after its
+// first word.
+func holdsWords(keyword, words string) bool {
+	for i := 0; i < len(keyword); i++ {
+		if keyword[i] != ' ' {
+			continue
+		}
+		rest := keyword[i+1:]
+		if strings.HasPrefix(rest, words) && (len(rest) == len(words) || rest[len(words)] == ' ') {
+			return true
+		}
+	}
+	return false
+}
+
+// entryVolume reads only the volume of an entry value, the first number
+// after the version byte; none ranks as 0.
+func entryVolume(b []byte) (int64, error) {
+	if len(b) == 0 || b[0] < valueVersion1 || b[0] > ValueVersion {
+		return 0, fmt.Errorf("%w: unknown format version", errCorrupt)
+	}
+	d := decoder{s: string(b[:min(len(b), 1+binary.MaxVarintLen64)]), off: 1, v1: b[0] == valueVersion1}
+	var one [1]int64
+	d.nums = one[:0]
+	v := d.opt()
+	if d.err != nil {
+		return 0, d.err
+	}
+	return max(kw.Deref(v), 0), nil
+}

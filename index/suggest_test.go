@@ -1,0 +1,200 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/lake"
+)
+
+// suggestLake writes n random keywords of a small vocabulary (so that
+// prefixes and words repeat, many beginning more than PrefixScanLimit
+// keywords), with random volumes, some missing, some tied; it returns them.
+func suggestLake(tb testing.TB, data string, n int, seed uint64) []kw.KeywordRecord {
+	tb.Helper()
+	vocab := []string{"run", "running", "runner", "shoes", "shoe", "trail", "best", "for", "women", "men", "cheap", "nike", "größe", "über", "a", "b"}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	seen := map[string]bool{}
+	var recs []kw.KeywordRecord
+	for len(recs) < n {
+		words := make([]string, 1+rng.IntN(4))
+		for i := range words {
+			words[i] = vocab[rng.IntN(len(vocab))]
+		}
+		k := strings.Join(words, " ")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		r := kw.KeywordRecord{Keyword: k}
+		if rng.IntN(10) != 0 {
+			r.Volume = i64(int64(rng.IntN(50)) * 10) // ties on purpose
+		}
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) })
+	writeLake(tb, data, "2026-11-21", map[string]lakeCountry{"us": {keywords: recs, related: []kw.RelatedRow{}, intents: []kw.IntentRow{}}})
+	return recs
+}
+
+// bruteSuggest is the oracle: every keyword that begins with prefix by
+// volume then text, then those holding it as whole words after their
+// first word.
+func bruteSuggest(recs []kw.KeywordRecord, prefix string, n int) []string {
+	rank := func(list []kw.KeywordRecord) []string {
+		slices.SortFunc(list, func(a, b kw.KeywordRecord) int {
+			return scoredCmp(scored{a.Keyword, kw.Deref(a.Volume)}, scored{b.Keyword, kw.Deref(b.Volume)})
+		})
+		var out []string
+		for _, r := range list {
+			out = append(out, r.Keyword)
+		}
+		return out
+	}
+	var begins, holds []kw.KeywordRecord
+	for _, r := range recs {
+		if strings.HasPrefix(r.Keyword, prefix) {
+			begins = append(begins, r)
+		} else if holdsWords(r.Keyword, prefix) {
+			holds = append(holds, r)
+		}
+	}
+	out := rank(begins)
+	if len(out) >= n {
+		return out[:n]
+	}
+	for _, k := range rank(holds) {
+		if len(out) == n {
+			break
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestSuggestMatchesBruteForce compares Suggest with the oracle over
+// every prefix of every keyword and some that begin none: prefix answers
+// are exact, and so are whole-word answers for one-word queries; for
+// queries of several words (filtered from their first word's record) each
+// answer must at least hold the words.
+func TestSuggestMatchesBruteForce(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			data := t.TempDir()
+			recs := suggestLake(t, data, 1500, seed)
+			buildIndex(t, data, "2026-11-21")
+			s := openStore(t, data)
+			ctx := context.Background()
+			prefixes := map[string]bool{"zzz": true, "shoes": true, "women": true, "for women": true, "größe": true, "über": true, "shoes for": true}
+			for _, r := range recs {
+				for i := range r.Keyword {
+					if i > 0 {
+						prefixes[r.Keyword[:i]] = true
+					}
+				}
+			}
+			checked := 0
+			for p := range prefixes {
+				for _, n := range []int{3, 10} {
+					got, err := s.Suggest(ctx, "us", p, n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := bruteSuggest(recs, p, n)
+					if !strings.Contains(p, " ") || len(want) > 0 && strings.HasPrefix(want[len(want)-1], p) {
+						if !slices.Equal(got, want) {
+							t.Fatalf("Suggest(%q, %d) = %q, want %q", p, n, got, want)
+						}
+					} else {
+						for i, k := range got {
+							if i < len(want) && strings.HasPrefix(want[i], p) && k != want[i] {
+								t.Fatalf("Suggest(%q, %d) = %q, want it to begin %q", p, n, got, want)
+							}
+							if !strings.HasPrefix(k, p) && !holdsWords(k, p) {
+								t.Fatalf("Suggest(%q) answered %q, which neither begins with nor holds it", p, k)
+							}
+						}
+					}
+					checked++
+				}
+			}
+			if checked < 1000 {
+				t.Fatalf("checked only %d prefixes", checked)
+			}
+			if got, err := s.Suggest(ctx, "gb", "run", 10); err != nil || len(got) != 0 {
+				t.Errorf("another country: %q, %v", got, err)
+			}
+		})
+	}
+}
+
+// BenchmarkSuggest measures a suggestion at 100k and at 1M keywords: a
+// prefix with a record (one seek), a rare prefix without one (a scan of
+// at most PrefixScanLimit keys), and a word found only inside keywords
+// (the word record). The cost must not grow with the index.
+func BenchmarkSuggest(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		data, err := os.MkdirTemp("", "kwdata-suggest-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(data)
+		w, err := lake.Create[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21")
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch := make([]kw.KeywordRecord, 0, 8192)
+		for i := 0; i < n; i++ {
+			batch = append(batch, kw.KeywordRecord{Keyword: genKeyword(i), Volume: i64(int64(i*7919) % 100000)})
+			if len(batch) == cap(batch) || i == n-1 {
+				if err := w.Write(batch...); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		if err := w.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		m, err := Build(context.Background(), BuildOptions{Data: data, Date: "2026-11-21", AllowMissingRelated: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := OpenStore(context.Background(), data, StoreOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		b.Logf("%d keywords: %d index bytes", n, m.Bytes)
+		for _, q := range []struct{ name, prefix string }{
+			{"record", "k"},                 // every keyword
+			{"scan", genKeyword(n / 2)[:7]}, // ten keywords: no record
+			{"word", "grinder"},             // only inside keywords
+			{"none", "zzz"},                 // nothing
+		} {
+			b.Run(fmt.Sprintf("keywords=%d/%s", n, q.name), func(b *testing.B) {
+				ctx := context.Background()
+				got, err := s.Suggest(ctx, "US", q.prefix, MaxSuggestions)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if q.name != "none" && len(got) == 0 {
+					b.Fatalf("no suggestions for %q", q.prefix)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := s.Suggest(ctx, "US", q.prefix, MaxSuggestions); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
