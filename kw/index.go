@@ -109,3 +109,11 @@ type GroupIndex interface {
 	// groups), ErrNoIndex, or an error wrapping ErrIndexDamaged.
 	IntentGroup(ctx context.Context, country, leader string) (IntentGroup, error)
 }
+
+// SuggestIndex is an Index that also suggests keywords by prefix.
+type SuggestIndex interface {
+	// Suggest returns up to n keywords of a country that begin with the
+	// normalized prefix, most searched first, then, if fewer do, keywords
+	// holding it as whole words. Its cost does not grow with the index.
+	Suggest(ctx context.Context, country, prefix string, n int) ([]string, error)
+}

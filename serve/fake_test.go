@@ -282,3 +282,42 @@ func (f *fakeIndex) IntentGroup(ctx context.Context, country, leader string) (kw
 	}
 	return g, nil
 }
+
+// Suggest is the brute force of kw.SuggestIndex over the entries: those
+// beginning with prefix by volume, then those holding it as whole words
+// after their first word.
+func (f *fakeIndex) Suggest(ctx context.Context, country, prefix string, n int) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if !f.ok {
+		return nil, kw.ErrNoIndex
+	}
+	var begins, holds []kw.Entry
+	for k, e := range f.entries {
+		switch {
+		case k[0] != country:
+		case strings.HasPrefix(e.Keyword, prefix):
+			begins = append(begins, e)
+		case strings.Contains(e.Keyword+" ", " "+prefix+" "):
+			holds = append(holds, e)
+		}
+	}
+	var out []string
+	for _, list := range [][]kw.Entry{begins, holds} {
+		slices.SortFunc(list, func(a, b kw.Entry) int {
+			if va, vb := kw.Deref(a.Volume), kw.Deref(b.Volume); va != vb {
+				return cmp.Compare(vb, va)
+			}
+			return strings.Compare(a.Keyword, b.Keyword)
+		})
+		for _, e := range list {
+			if len(out) < n {
+				out = append(out, e.Keyword)
+			}
+		}
+	}
+	return out, nil
+}

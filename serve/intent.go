@@ -74,12 +74,12 @@ func groupNotFound(q, country string, err error) HTTPError {
 }
 
 // intentError maps the failures of lookupGroup to what the client sees.
-func intentError(q string, c kw.Country, err error) error {
+func (s *Server) intentError(ctx context.Context, q string, c kw.Country, err error) error {
 	switch {
 	case errors.Is(err, errNoGroup):
 		return groupNotFound(q, c.Code, err)
 	case errors.Is(err, kw.ErrNotFound):
-		return keywordNotFound(q, c.Code, err)
+		return s.notFound(ctx, q, c.Code, err)
 	}
 	return err
 }
@@ -92,7 +92,7 @@ func (s *Server) handleIntent(w http.ResponseWriter, r *http.Request) error {
 	}
 	g, _, _, err := s.lookupGroup(r.Context(), r, c, q, w.Header())
 	if err != nil {
-		return intentError(q, c, err)
+		return s.intentError(r.Context(), q, c, err)
 	}
 	return writeBody(w, r, contentTypeJSON, appendIntentJSON(nil, &g, q))
 }
@@ -176,7 +176,7 @@ func (s *Server) toolIntentGroup(ctx context.Context, req *mcp.CallToolRequest) 
 	call.setHeader(h)
 	if err != nil {
 		if errors.Is(err, kw.ErrNotFound) || errors.Is(err, errNoGroup) {
-			return toolError(intentError(q, c, err).(HTTPError).Msg), nil
+			return toolError(s.intentError(ctx, q, c, err).(HTTPError).Msg), nil
 		}
 		return s.toolFailure(call, err)
 	}
@@ -238,7 +238,10 @@ func (s *Server) handleIntentPage(w http.ResponseWriter, r *http.Request) error 
 	form.Q = q
 	g, _, _, err := s.lookupGroup(r.Context(), r, c, q, w.Header())
 	if err != nil {
-		return s.renderPageError(w, r, intentError(q, c, err), form)
+		if errors.Is(err, errNoGroup) {
+			err = groupNotFound(q, c.Code, err)
+		}
+		return s.renderPageError(w, r, err, form)
 	}
 	d := s.newPage(r, "Intent group of "+q+" in "+c.Code+" · kwdata", form)
 	d.G = newIntentView(&g, q, c)

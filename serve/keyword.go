@@ -157,9 +157,7 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	e, err := s.index.Lookup(ctx, c.Code, q)
 	if errors.Is(err, kw.ErrNotFound) {
 		t.Commit(1, w.Header())
-		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
-			Msg: fmt.Sprintf("The index has no data for %q in %s; check the spelling or try another country.", q, c.Code),
-			Err: err}
+		return s.notFound(ctx, q, c.Code, err)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot look up %q in %s: %w", q, c.Code, err)

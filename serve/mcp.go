@@ -431,7 +431,7 @@ func (s *Server) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest
 	if errors.Is(err, kw.ErrNotFound) {
 		// The words of the 404 problem of GET /v1/keyword, which name the
 		// keyword and the country.
-		return toolError(keywordNotFound(q, c.Code, err).Msg), nil
+		return toolError(s.notFound(ctx, q, c.Code, err).Msg), nil
 	}
 	if err != nil {
 		return s.toolFailure(call, err)

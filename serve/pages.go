@@ -37,9 +37,11 @@ var pageTemplates = func() map[string]*template.Template {
 	return out
 }()
 
-// pageCSP allows the page's own inline styles and nothing else: no script,
-// no external asset, forms only to this site.
-const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// pageCSP allows the page's own inline styles and this site's scripts
+// (only the keyword page's /suggest.js, which asks /v1/suggest) and
+// nothing else: no inline script, no external asset, forms only to this
+// site.
+const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // pageData is what every page template sees.
 type pageData struct {
@@ -129,6 +131,7 @@ type errorView struct {
 	ResetAt, ResetIn string // for 429
 	Monthly          bool   // for 429: a registered key's monthly allowance, not the anonymous daily one
 	ShowSearch       bool
+	Suggestions      []exampleLink // keywords to try instead of one the index lacks
 }
 
 // quotaMonthly reports whether qe refused a registered key's monthly
@@ -260,6 +263,11 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 	case CodeKeywordNotFound:
 		ev.Heading = fmt.Sprintf("No data for “%s”", form.Q)
 		ev.Detail = "The index has no data for this keyword in " + countryName(form.Country) + ". Check the spelling, try a broader keyword, or pick another country."
+		if !errors.Is(err, errNoGroup) {
+			for _, k := range s.didYouMean(r.Context(), form.Country, form.Q) {
+				ev.Suggestions = append(ev.Suggestions, exampleLink{Keyword: k, Country: form.Country, URL: keywordURL(k, form.Country)})
+			}
+		}
 	case CodeQuotaExhausted:
 		ev.Heading = "You have used up your lookups for now"
 		var qe *QuotaError

@@ -131,7 +131,8 @@ func TestKeywordPageEscapes(t *testing.T) {
 	if w.Code != 200 {
 		t.Fatalf("status %d", w.Code)
 	}
-	body := w.Body.String()
+	// The page's own script tag is the one markup that may hold </script>.
+	body := strings.Replace(w.Body.String(), `<script src="/suggest.js" defer></script>`, "", 1)
 	if strings.Contains(body, `"<b>"`) || strings.Contains(body, `<b>" &`) || strings.Contains(body, "</script>") {
 		t.Errorf("markup from the data reached the page unescaped")
 	}

@@ -93,6 +93,8 @@ type Server struct {
 	mcp       *mcpEndpoint    // the SDK server behind POST /mcp
 	publicURL string          // Options.PublicURL without a trailing "/"
 
+	suggestLimit *rateLimiter // GET /v1/suggest, per client
+
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
 	routes       map[string]*route
@@ -133,6 +135,8 @@ func New(opt Options) *Server {
 
 		registrar: opt.Registrar,
 		origins:   map[string]bool{},
+
+		suggestLimit: newRateLimiter(SuggestRate, opt.Now),
 	}
 	for _, o := range opt.AllowedOrigins {
 		c, err := CanonicalOrigin(o)
@@ -151,6 +155,7 @@ func New(opt Options) *Server {
 	s.mcp = s.newMCPEndpoint()
 	s.handle("GET /v1/keyword", s.handleKeyword)
 	s.handle("GET /v1/intent", s.handleIntent)
+	s.handle("GET /v1/suggest", s.handleSuggest)
 	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
 	s.handle("GET /readyz", s.handleReadyz)
@@ -164,6 +169,7 @@ func New(opt Options) *Server {
 	s.handle("GET /", s.handleHome)
 	s.handle("GET /keyword", s.handleKeywordPage)
 	s.handle("GET /intent", s.handleIntentPage)
+	s.handle("GET /suggest.js", s.handleSuggestScript)
 	return s
 }
 
