@@ -198,3 +198,26 @@ func BenchmarkSuggest(b *testing.B) {
 		}
 	}
 }
+
+func FuzzDecodeKeywords(f *testing.F) {
+	f.Add(encodeKeywords(nil, []scored{{"a", 1}, {"b c", 2}}))
+	f.Add([]byte{11})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		list, err := decodeKeywords(b, MaxSuggestions)
+		if err != nil {
+			return
+		}
+		if len(list) > MaxSuggestions {
+			t.Fatalf("decoded %d keywords", len(list))
+		}
+		var in []scored
+		for _, k := range list {
+			in = append(in, scored{keyword: k})
+		}
+		// Varints need not be minimal, so compare decoded lists.
+		again, err := decodeKeywords(encodeKeywords(nil, in), MaxSuggestions)
+		if err != nil || !slices.Equal(again, list) {
+			t.Fatalf("round trip changed %q to %q (%v)", list, again, err)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/kwdata/kwdata/kw"
 )
@@ -106,6 +107,9 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request) error {
 	items, info, err := s.bulkLookup(r, c, req.Keywords, w.Header())
 	if err != nil {
 		return err
+	}
+	if wantsCSV(r) {
+		return writeCSVDownload(w, r, fmt.Sprintf("kwdata-keywords-%s.csv", strings.ToLower(c.Code)), appendBulkCSV(items, c.Code, info))
 	}
 	buf := appendBulkJSON(make([]byte, 0, 512*len(items)), items, c.Code, info)
 	h := w.Header()

@@ -94,6 +94,9 @@ func (s *Server) handleIntent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.intentError(r.Context(), q, c, err)
 	}
+	if wantsCSV(r) {
+		return writeCSVDownload(w, r, csvName("intent", q, c.Code), appendIntentCSV(&g))
+	}
 	return writeBody(w, r, contentTypeJSON, appendIntentJSON(nil, &g, q))
 }
 
@@ -189,7 +192,7 @@ type intentView struct {
 	Size, TotalVolume                                         string
 	Shown                                                     int
 	Members                                                   []memberView
-	JSONURL                                                   string
+	JSONURL, CSVURL                                           string
 }
 
 type memberView struct {
@@ -204,6 +207,7 @@ func newIntentView(g *kw.IntentGroup, q string, c kw.Country) *intentView {
 		Updated: g.DataDate, Size: formatInt(g.Size), TotalVolume: formatInt(g.TotalVolume), Shown: len(g.Members),
 		JSONURL: "/v1/intent?q=" + url.QueryEscape(q) + "&country=" + strings.ToLower(c.Code),
 	}
+	v.CSVURL = v.JSONURL + "&format=csv"
 	for _, m := range g.Members {
 		v.Members = append(v.Members, memberView{
 			Keyword: m.Keyword, URL: keywordURL(m.Keyword, c.Code), Volume: formatOptInt(m.Volume), CPC: formatOptUSD(m.CPCMicros),

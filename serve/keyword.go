@@ -163,6 +163,10 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("cannot look up %q in %s: %w", q, c.Code, err)
 	}
 	t.Commit(1, w.Header())
+	if wantsCSV(r) {
+		rows := [][]string{csvHeaderKeyword, keywordRow(q, &e, c.Code, dataDate(&e, info))}
+		return writeCSVDownload(w, r, csvName("keyword", q, c.Code), writeCSV(rows))
+	}
 
 	bp := bufPool.Get().(*[]byte)
 	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, dataDate(&e, info))

@@ -113,6 +113,7 @@ type keywordView struct {
 	Trend                                  []trendRow
 	Related                                []relatedView
 	JSONURL                                string
+	CSVURL                                 string
 }
 
 type trendRow struct{ Month, Volume string }
@@ -357,6 +358,7 @@ func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
 		ThreeMonth:  formatChange(e.ThreeMonthChange),
 		JSONURL:     "/v1/keyword?q=" + url.QueryEscape(e.Keyword) + "&country=" + strings.ToLower(c.Code),
 	}
+	v.CSVURL = v.JSONURL + "&format=csv"
 	if e.Competition != nil {
 		comp := competitionHundredths(*e.Competition)
 		v.Competition, v.CompetitionPct = formatHundredths(comp), max(0, min(comp, 100))

@@ -1,0 +1,138 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestWantsCSV(t *testing.T) {
+	for _, tt := range []struct {
+		target string
+		accept []string
+		want   bool
+	}{
+		{"/v1/intent?q=a", nil, false},
+		{"/v1/intent?q=a", []string{"text/csv"}, true},
+		{"/v1/intent?q=a", []string{"application/json"}, false},
+		{"/v1/intent?q=a", []string{"*/*"}, false},
+		{"/v1/intent?q=a", []string{"text/csv, application/json;q=0.5"}, true},
+		{"/v1/intent?q=a", []string{"application/json, text/csv;q=0.5"}, false},
+		{"/v1/intent?q=a", []string{"text/csv;q=0"}, false},
+		{"/v1/intent?q=a", []string{"text/html", "text/csv; charset=utf-8"}, true},
+		{"/v1/intent?q=a&format=csv", nil, true},
+		{"/v1/intent?q=a&format=json", []string{"text/csv"}, true},
+		{"/v1/intent?q=format%3Dcsv", nil, false},
+	} {
+		r := httptest.NewRequest("GET", tt.target, nil)
+		r.Header["Accept"] = tt.accept
+		if got := wantsCSV(r); got != tt.want {
+			t.Errorf("wantsCSV(%s, Accept %q) = %v, want %v", tt.target, tt.accept, got, tt.want)
+		}
+	}
+}
+
+// readCSV parses an RFC 4180 answer strictly: every row as wide as the
+// header, CRLF line ends.
+func readCSV(tb testing.TB, w *httptest.ResponseRecorder) [][]string {
+	tb.Helper()
+	if ct := w.Header().Get("Content-Type"); ct != "text/csv; charset=utf-8; header=present" {
+		tb.Fatalf("Content-Type %q: %s", ct, w.Body)
+	}
+	if !bytes.HasSuffix(w.Body.Bytes(), []byte("\r\n")) {
+		tb.Errorf("rows do not end in CRLF")
+	}
+	rows, err := csv.NewReader(bytes.NewReader(w.Body.Bytes())).ReadAll()
+	if err != nil {
+		tb.Fatalf("not CSV: %v\n%s", err, w.Body)
+	}
+	return rows
+}
+
+func TestBulkCSV(t *testing.T) {
+	ts := newTestServer(t)
+	r := httptest.NewRequest("POST", "/v1/keywords", strings.NewReader(`{"country":"us","keywords":["running shoes","Trail Shoes","airgun","nope",""]}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "text/csv")
+	w := httptest.NewRecorder()
+	ts.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	rows := readCSV(t, w)
+	want := [][]string{
+		{"query", "status", "keyword", "country", "volume", "volume_range", "cpc", "competition", "yoy", "three_month", "updated", "intent", "error_code", "error"},
+		{"running shoes", "200", "running shoes", "US", "301000", "", "1.23", "0.87", "900", "-12.5", "2026-11-21", "running shoes", "", ""},
+		{"Trail Shoes", "200", "trail shoes", "US", "49500", "", "1.24", "0.5", "inf", "0", "2026-11-21", "running shoes", "", ""},
+		{"airgun", "200", "airgun", "US", "", "", "", "", "", "", "2026-11-21", "airgun", "", ""},
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6: %q", len(rows), rows)
+	}
+	for i, row := range want {
+		if strings.Join(rows[i], "|") != strings.Join(row, "|") {
+			t.Errorf("row %d = %q, want %q", i, rows[i], row)
+		}
+	}
+	if rows[4][1] != "404" || rows[4][12] != CodeKeywordNotFound || rows[5][1] != "400" || rows[5][12] != CodeMissingQ {
+		t.Errorf("error rows %q, %q", rows[4], rows[5])
+	}
+	if got := w.Header().Get("Content-Disposition"); got != `attachment; filename=kwdata-keywords-us.csv` {
+		t.Errorf("Content-Disposition %q", got)
+	}
+	// Counted exactly as the JSON answer: four valid keywords.
+	if sprint(ts.access.committed) != "[4]" {
+		t.Errorf("committed %v", ts.access.committed)
+	}
+}
+
+func TestIntentAndKeywordCSV(t *testing.T) {
+	ds := newDemoServer(t)
+	w := do(t, ds, "GET", "/v1/intent?q=running+shoe&country=us", http.Header{"Accept": {"text/csv"}})
+	rows := readCSV(t, w)
+	if len(rows) != 5 || strings.Join(rows[0], ",") != "leader,keyword,volume,cpc,overlap,country,updated" ||
+		strings.Join(rows[2], ",") != "running shoes,running shoe,246000,1.19,16/20,US,2026-11-21" {
+		t.Errorf("intent CSV %q", rows)
+	}
+	if got := w.Header().Get("Content-Disposition"); got != `attachment; filename=kwdata-intent-running-shoe-us.csv` {
+		t.Errorf("Content-Disposition %q", got)
+	}
+	w = do(t, ds, "GET", "/v1/keyword?q=running+shoes&country=us&format=csv", nil)
+	rows = readCSV(t, w)
+	if len(rows) != 2 || rows[1][2] != "running shoes" || rows[1][4] != "301000" || rows[1][6] != "1.23" {
+		t.Errorf("keyword CSV %q", rows)
+	}
+	// An error stays a problem document: CSV is for answers.
+	w = do(t, ds, "GET", "/v1/intent?q=running+sandals&format=csv", nil)
+	if w.Code != 404 || w.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("404 as %q", w.Header().Get("Content-Type"))
+	}
+	if sprint(ds.access.committed) != "[1 1 1]" {
+		t.Errorf("committed %v", ds.access.committed)
+	}
+	for _, page := range []string{"/keyword?q=running+shoes&country=us", "/intent?q=running+shoes&country=us"} {
+		body := do(t, ds, "GET", page, nil).Body.String()
+		if !strings.Contains(body, `&amp;format=csv" download>Download CSV</a>`) {
+			t.Errorf("%s has no Download CSV link", page)
+		}
+	}
+}
+
+// FuzzWantsCSV: any Accept field and query string decide without panic,
+// and format=csv always wins.
+func FuzzWantsCSV(f *testing.F) {
+	f.Add("text/csv;q=0.9, application/json;q=0.8", "q=a")
+	f.Add(";;;q=,text/csv;q=abc", "format=csv")
+	f.Fuzz(func(t *testing.T, accept, query string) {
+		r := httptest.NewRequest("GET", "/v1/intent", nil)
+		r.URL.RawQuery = query
+		r.Header.Set("Accept", accept)
+		got := wantsCSV(r)
+		if f, _, err := queryValue(query, "format"); err == nil && f == "csv" && !got {
+			t.Fatalf("format=csv in %q not honoured", query)
+		}
+	})
+}
