@@ -55,7 +55,7 @@ func TestDuckDBReadsTheLake(t *testing.T) {
 		t.Fatalf("duckdb: %v\n%s", err, out)
 	}
 	type row map[string]any
-	var got struct{ Keywords, SERPs, Related, Intents, Types []row }
+	var got struct{ Keywords, SERPs, Related, Intents, Groups, Types []row }
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("duckdb printed %s: %v", out, err)
 	}
@@ -101,6 +101,30 @@ func TestDuckDBReadsTheLake(t *testing.T) {
 		intents, _ := lake.Read[kw.IntentRow](data, kw.DatasetIntents, cc, date)
 		if r := got.Intents[i]; num(r["n"]) != int64(len(intents)) || len(intents) != len(recs) {
 			t.Errorf("%s intents: DuckDB sees %v; kwdata wrote %d for %d keywords", cc, r, len(intents), len(recs))
+		}
+	}
+	// The README's intent_groups view: the largest groups of de, by total
+	// volume, as kwdata's own intents and keywords give them.
+	{
+		recs, _ := lake.Read[kw.KeywordRecord](data, kw.DatasetKeywords, "de", date)
+		intents, _ := lake.Read[kw.IntentRow](data, kw.DatasetIntents, "de", date)
+		vol := map[string]int64{}
+		for _, r := range recs {
+			vol[r.Keyword] = kw.Deref(r.Volume)
+		}
+		size, total := map[string]int64{}, map[string]int64{}
+		for _, r := range intents {
+			size[r.Intent]++
+			total[r.Intent] += vol[r.Keyword]
+		}
+		if len(got.Groups) != 5 {
+			t.Fatalf("intent_groups answered %d rows", len(got.Groups))
+		}
+		for _, g := range got.Groups {
+			l := fmt.Sprint(g["leader"])
+			if g["country"] != "de" || num(g["size"]) != size[l] || num(g["total_volume"]) != total[l] {
+				t.Errorf("intent_groups row %v; kwdata has size %d total %d", g, size[l], total[l])
+			}
 		}
 	}
 	want := map[string]string{"keyword": "VARCHAR", "rank": "INTEGER", "related": "VARCHAR", "overlap": "INTEGER",
