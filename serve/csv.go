@@ -36,7 +36,7 @@ func wantsCSV(r *http.Request) bool {
 			return true
 		}
 	}
-	accept := r.Header.Values("Accept")
+	accept := r.Header["Accept"] // canonical already: no key to canonicalize on the hot path
 	named := false
 	for _, a := range accept {
 		named = named || strings.Contains(a, "text/csv")
