@@ -61,8 +61,7 @@ const MaxMCPAnswer = 4 << 20
 // mcpInstructions tells a model what the server is for.
 const mcpInstructions = "kwdata answers keyword search data: monthly search volume, cost per click (USD), " +
 	"competition, a 12-month trend, the keyword's intent group and its 10 related keywords by search-result overlap. " +
-	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us); intent_group lists the keywords " +
-	"that share its search intent. " +
+	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us). " +
 	"Each call counts as one lookup against the caller's allowance: 20 a day without a key, 500 a month with a free key " +
 	"(send it as a Bearer token), unlimited on the paid tier."
 

@@ -2,11 +2,13 @@ package sample
 
 import (
 	"fmt"
-
-	xunicode "golang.org/x/text/encoding/unicode"
 	"math"
 	"strconv"
 	"time"
+
+	xunicode "golang.org/x/text/encoding/unicode"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 // plannerColumns are the export's columns before the monthly ones, in the
@@ -89,14 +91,17 @@ func (w *worker) plannerRow(b []byte, raw string, vol int64, g *group) []byte {
 		b = appendThousands(b, vol)
 	}
 	b = append(b, '\t')
+	// The planner's three month change is the latest month against the
+	// month two before it (real exports: 90 searches after 40 is "125%");
+	// its YoY change needs the same month a year earlier, a 13th month the
+	// sample does not have, so it states none (" --"), as the series
+	// kwdata would compute it from, and the API serves, cannot give one.
 	n := len(w.monthly)
-	if n >= 4 {
-		b = appendChange(b, w.monthly[n-4], w.monthly[n-1])
+	if n >= 3 {
+		b = appendChange(b, w.monthly[n-3], w.monthly[n-1])
 	}
 	b = append(b, '\t')
-	if n >= 12 {
-		b = appendChange(b, w.monthly[n-12], w.monthly[n-1])
-	}
+	b = append(b, " --"...)
 	b = append(b, '\t')
 
 	if rng.Float64() >= shareNoComp {
@@ -165,13 +170,17 @@ func appendRange(b []byte, v int64) []byte {
 	return append(b, "1M – 10M"...)
 }
 
-// appendChange writes the change from a to b as the planner does ("-18%").
+// appendChange writes the change from a to b as the planner does ("-18%",
+// "∞" from zero), nothing where a month is blank (negative).
 func appendChange(dst []byte, a, b int64) []byte {
-	if a <= 0 || b < 0 {
+	if a < 0 || b < 0 {
 		return dst
 	}
-	pct := int64(math.Round(100 * float64(b-a) / float64(a)))
-	return append(strconv.AppendInt(dst, pct, 10), '%')
+	pct := kw.PercentChange(&a, &b)
+	if math.IsInf(*pct, 1) {
+		return append(dst, "∞"...)
+	}
+	return append(strconv.AppendInt(dst, int64(*pct), 10), '%')
 }
 
 // appendCents writes an amount of cents as "1.23".
