@@ -132,7 +132,6 @@ const (
 	DefaultGoogleAdsTokenURL = googleads.DefaultTokenURL
 	DefaultDataForSEO        = dataforseo.DefaultEndpoint
 	DefaultMaxSERPsPerRun    = dataforseo.DefaultMaxSERPsPerRun
-	DefaultMaxAgeDays        = dataforseo.DefaultMaxAgeDays
 )
 
 // maxConfigBytes bounds what LoadConfig reads; a configuration file is a
@@ -545,7 +544,7 @@ func (c *Config) finish(dir string, missing map[string][]string) problems {
 			d.MaxSERPsPerRun = DefaultMaxSERPsPerRun
 		}
 		if d.MaxAgeDays == 0 {
-			d.MaxAgeDays = DefaultMaxAgeDays
+			d.MaxAgeDays = kw.DefaultSERPMaxAgeDays
 		}
 		checkURL(&p, "dataforseo.endpoint", d.Endpoint)
 		required("dataforseo.login", d.Login, "${DATAFORSEO_LOGIN}")
@@ -554,7 +553,7 @@ func (c *Config) finish(dir string, missing map[string][]string) problems {
 			p.addf("dataforseo.max_serps_per_run is %d; write a positive budget such as %d", d.MaxSERPsPerRun, DefaultMaxSERPsPerRun)
 		}
 		if d.MaxAgeDays < 0 {
-			p.addf("dataforseo.max_age_days is %d; write a positive number of days such as %d", d.MaxAgeDays, DefaultMaxAgeDays)
+			p.addf("dataforseo.max_age_days is %d; write a positive number of days such as %d", d.MaxAgeDays, kw.DefaultSERPMaxAgeDays)
 		}
 		if d.MaxAgeDays > 0 && c.Retention.KeepDays < d.MaxAgeDays {
 			p.addf("retention.keep_days is %d but dataforseo.max_age_days is %d: retention would delete SERPs the similarity stage still uses; write keep_days: %d or more, or a smaller max_age_days",

@@ -31,7 +31,7 @@ type Retention struct {
 	// MaxAgeDays keeps the SERP partitions dated from this many days
 	// before the published build's date up to that date: the similarity
 	// stage of that build may have used any of them. LoadConfig sets it
-	// from dataforseo.max_age_days. Default DefaultMaxAgeDays, the
+	// from dataforseo.max_age_days. Default kw.DefaultSERPMaxAgeDays, the
 	// similarity stage's own default.
 	MaxAgeDays int `yaml:"-"`
 }
@@ -62,7 +62,7 @@ func (r Retention) withDefaults() Retention {
 		r.KeepDays = DefaultKeepDays
 	}
 	if r.MaxAgeDays <= 0 {
-		r.MaxAgeDays = DefaultMaxAgeDays
+		r.MaxAgeDays = kw.DefaultSERPMaxAgeDays
 	}
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/similarity"
 )
@@ -103,7 +104,7 @@ func (m *Main) runRuns(ctx context.Context, args []string) error {
 
 // pipelineOptions wires the real stages into a pipeline run.
 func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipelines.Options {
-	maxAge := 30
+	maxAge := kw.DefaultSERPMaxAgeDays
 	if cfg.DataForSEO != nil && cfg.DataForSEO.MaxAgeDays > 0 {
 		maxAge = cfg.DataForSEO.MaxAgeDays
 	}

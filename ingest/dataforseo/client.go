@@ -23,7 +23,6 @@ import (
 const (
 	DefaultEndpoint       = "https://api.dataforseo.com"
 	DefaultMaxSERPsPerRun = 10000
-	DefaultMaxAgeDays     = 30
 	// Depth is the number of results asked for: the top 20, which the
 	// service crawls as two result pages of 10.
 	Depth = 20
@@ -57,7 +56,7 @@ type Config struct {
 	// DefaultMaxSERPsPerRun.
 	MaxSERPsPerRun int
 	// MaxAgeDays is how old a keyword's newest SERP may be for the
-	// similarity stage to use it; default DefaultMaxAgeDays. The client
+	// similarity stage to use it; default kw.DefaultSERPMaxAgeDays. The client
 	// itself does not read it; it travels with the DataForSEO settings.
 	MaxAgeDays int
 }
@@ -160,7 +159,7 @@ func New(cfg Config, opt Options) (*Client, error) {
 		cfg.MaxSERPsPerRun = DefaultMaxSERPsPerRun
 	}
 	if cfg.MaxAgeDays <= 0 {
-		cfg.MaxAgeDays = DefaultMaxAgeDays
+		cfg.MaxAgeDays = kw.DefaultSERPMaxAgeDays
 	}
 	opt = opt.withDefaults()
 	return &Client{cfg: cfg, opt: opt, log: opt.Logger.With("source", "dataforseo")}, nil

@@ -411,7 +411,7 @@ func TestNewRejectsMissingCredentials(t *testing.T) {
 		t.Errorf("err = %v, want a message naming login or password", err)
 	}
 	c, err := New(Config{Login: "x", Password: "y"}, Options{})
-	if err != nil || c.Config().MaxSERPsPerRun != DefaultMaxSERPsPerRun || c.Config().MaxAgeDays != DefaultMaxAgeDays {
+	if err != nil || c.Config().MaxSERPsPerRun != DefaultMaxSERPsPerRun || c.Config().MaxAgeDays != kw.DefaultSERPMaxAgeDays {
 		t.Errorf("defaults not filled: %+v, %v", c.Config(), err)
 	}
 }
