@@ -18,7 +18,7 @@ import (
 	"github.com/kwdata/kwdata/ingest/dataforseo"
 	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Config is the configuration file of `kwdata schedule` and `kwdata run`
