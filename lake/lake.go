@@ -44,12 +44,19 @@ type Writer[T any] struct {
 	files, rows  int
 }
 
-// TempDir creates a new folder in the lake's staging folder, <data>/.staging,
+// StagingDir is the lake's staging folder, <data>/.staging: partitions
+// are written there before they are renamed into the lake, and stages keep
+// scratch files there. It sits outside <data>/lake, so no reader's glob
+// sees it; whatever is left in it belongs to a write that crashed (or is
+// still running).
+func StagingDir(data string) string { return filepath.Join(data, ".staging") }
+
+// TempDir creates a new folder in the lake's staging folder (StagingDir)
 // whose name starts with prefix: the place for a stage's scratch files,
 // on the lake's file system and never read as part of it. The caller
 // removes it.
 func TempDir(data, prefix string) (string, error) {
-	staging := filepath.Join(data, ".staging")
+	staging := StagingDir(data)
 	if err := os.MkdirAll(staging, 0o755); err != nil {
 		return "", fmt.Errorf("cannot create staging folder: %w", err)
 	}
