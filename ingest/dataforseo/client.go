@@ -46,8 +46,8 @@ const (
 	pathTaskGet    = "/v3/serp/google/organic/task_get/advanced/"
 )
 
-// Config holds the account and the refresh budget; the lead's config file
-// maps one to one onto it.
+// Config holds the account and the refresh budget; the dataforseo section
+// of kwdata's configuration file maps one to one onto it.
 type Config struct {
 	Endpoint string // API root; default DefaultEndpoint. Tests point it at a fake.
 	Login    string // API login (HTTP Basic user).

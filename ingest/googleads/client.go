@@ -36,8 +36,8 @@ const MaxSeedKeywords = 20
 // Source is the value of KeywordRecord.Source for records from this client.
 const Source = "googleads"
 
-// Config holds the account and credentials. The lead's config file maps
-// one to one onto it.
+// Config holds the account and credentials. The googleads section of
+// kwdata's configuration file maps one to one onto it.
 type Config struct {
 	Endpoint          string  // API root; default DefaultEndpoint. Tests point it at a fake.
 	APIVersion        string  // REST version path element, e.g. "v22"; default DefaultAPIVersion.
