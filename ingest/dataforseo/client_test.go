@@ -458,3 +458,24 @@ func TestAttempts(t *testing.T) {
 		t.Errorf("a torn file: %v, %v; want an empty record", a.Before("2027-01-01"), err)
 	}
 }
+
+// TestConfigWithDefaults fills every unset field with its documented
+// default (the SERP age is kw's) and keeps every set one.
+func TestConfigWithDefaults(t *testing.T) {
+	set := Config{Endpoint: "http://fake", Login: "l", Password: "p", MaxSERPsPerRun: 7, MaxAgeDays: 3}
+	for _, tc := range []struct {
+		name string
+		in   Config
+		want Config
+	}{
+		{"zero", Config{}, Config{Endpoint: DefaultEndpoint, MaxSERPsPerRun: DefaultMaxSERPsPerRun, MaxAgeDays: kw.DefaultSERPMaxAgeDays}},
+		{"negative", Config{MaxSERPsPerRun: -1, MaxAgeDays: -1}, Config{Endpoint: DefaultEndpoint, MaxSERPsPerRun: DefaultMaxSERPsPerRun, MaxAgeDays: kw.DefaultSERPMaxAgeDays}},
+		{"set", set, set},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.WithDefaults(); got != tc.want {
+				t.Errorf("WithDefaults() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
