@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/ingest"
+	"github.com/kwdata/kwdata/ingest/dataforseo"
 	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
@@ -98,8 +100,8 @@ func TestIngestConfigMatchesFileImport(t *testing.T) {
 		t.Errorf("google ads got %d requests, want one for all %d keywords", len(asked), len(c.keywords)+1)
 	}
 	for _, v := range versions {
-		if v != pipelines.DefaultGoogleAdsVersion {
-			t.Errorf("google ads request to version %q, want the config default %q", v, pipelines.DefaultGoogleAdsVersion)
+		if v != googleads.DefaultAPIVersion {
+			t.Errorf("google ads request to version %q, want the config default %q", v, googleads.DefaultAPIVersion)
 		}
 	}
 
@@ -403,9 +405,11 @@ func TestSERPBudgetIsPerRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &pipelines.Config{
-				Countries:  tc.countries,
-				Files:      map[string]pipelines.FileSources{"gb": {SERPJSONL: []string{"gb.jsonl"}}},
-				DataForSEO: &pipelines.DataForSEOConfig{MaxSERPsPerRun: tc.budget},
+				Countries: tc.countries,
+				Sources: ingest.Sources{
+					Files:      map[string]ingest.FileSources{"gb": {SERPJSONL: []string{"gb.jsonl"}}},
+					DataForSEO: &dataforseo.Config{MaxSERPsPerRun: tc.budget},
+				},
 			}
 			b := newSERPBudget(cfg, tc.countries)
 			var got []int

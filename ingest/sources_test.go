@@ -1,0 +1,112 @@
+package ingest
+
+import (
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/ingest/dataforseo"
+	"github.com/kwdata/kwdata/ingest/googleads"
+	"github.com/kwdata/kwdata/kw"
+)
+
+// TestSourcesCheckDefaults fills the clients' defaults into sections that
+// leave keys out, lower-cases country keys and resolves relative paths.
+func TestSourcesCheckDefaults(t *testing.T) {
+	src := Sources{
+		Keywords:   map[string]string{"DE": "seeds/de.txt"},
+		Files:      map[string]FileSources{"us": {PlannerCSV: []string{"/abs/us.csv"}, SERPJSONL: []string{"us.jsonl"}, USDRate: map[string]float64{"eur": 1.08}}},
+		GoogleAds:  &googleads.Config{CustomerID: "1234567890", ClientID: "a", ClientSecret: "b", RefreshToken: "c"},
+		DataForSEO: &dataforseo.Config{Login: "l", Password: "p"},
+	}
+	if p := src.Check("/etc/kwdata", []string{"us", "de"}, func(string, bool) bool { return false }); len(p) > 0 {
+		t.Fatalf("Check = %q, want no problem", p)
+	}
+	if g := *src.GoogleAds; g.Endpoint != googleads.DefaultEndpoint || g.APIVersion != googleads.DefaultAPIVersion ||
+		g.TokenURL != googleads.DefaultTokenURL || g.RequestsPerSecond != googleads.DefaultRequestsPerSecond {
+		t.Errorf("googleads = %+v, want the client's defaults", g)
+	}
+	if d := *src.DataForSEO; d.Endpoint != dataforseo.DefaultEndpoint || d.MaxSERPsPerRun != dataforseo.DefaultMaxSERPsPerRun || d.MaxAgeDays != kw.DefaultSERPMaxAgeDays {
+		t.Errorf("dataforseo = %+v, want the client's defaults", d)
+	}
+	if got := src.SERPMaxAgeDays(); got != kw.DefaultSERPMaxAgeDays {
+		t.Errorf("SERPMaxAgeDays = %d, want %d", got, kw.DefaultSERPMaxAgeDays)
+	}
+	if !maps.Equal(src.Keywords, map[string]string{"de": filepath.Join("/etc/kwdata", "seeds/de.txt")}) {
+		t.Errorf("keywords = %v", src.Keywords)
+	}
+	us := src.Files["us"]
+	if !slices.Equal(us.PlannerCSV, []string{"/abs/us.csv"}) || !slices.Equal(us.SERPJSONL, []string{"/etc/kwdata/us.jsonl"}) || !maps.Equal(us.USDRate, map[string]float64{"EUR": 1.08}) {
+		t.Errorf("files.us = %+v", us)
+	}
+	if (&Sources{}).SERPMaxAgeDays() != kw.DefaultSERPMaxAgeDays || (&Sources{DataForSEO: &dataforseo.Config{MaxAgeDays: 9}}).SERPMaxAgeDays() != 9 {
+		t.Error("SERPMaxAgeDays does not follow dataforseo.max_age_days")
+	}
+}
+
+// TestSourcesCheckUnset asks the caller about every key that needs a value
+// and about the keys that may stay empty, and does not call a key empty
+// when its value came from an unset variable: the caller names that.
+func TestSourcesCheckUnset(t *testing.T) {
+	unsetKeys := map[string]bool{"googleads.client_secret": true, "googleads.developer_token": true}
+	asked := map[string]bool{} // key -> optional
+	src := Sources{
+		Files:     map[string]FileSources{"us": {PlannerCSV: []string{"us.csv"}}},
+		GoogleAds: &googleads.Config{CustomerID: "1234567890", ClientID: "a", RefreshToken: "c"},
+	}
+	p := src.Check("/etc", []string{"us"}, func(key string, optional bool) bool {
+		asked[key] = optional
+		return unsetKeys[key]
+	})
+	if len(p) > 0 {
+		t.Errorf("Check = %q, want no problem of its own", p)
+	}
+	for key, optional := range map[string]bool{
+		"googleads.customer_id": false, "googleads.client_id": false, "googleads.client_secret": false, "googleads.refresh_token": false,
+		"googleads.login_customer_id": true, "googleads.developer_token": true, "files.us.planner_csv[0]": false,
+	} {
+		if got, ok := asked[key]; !ok || got != optional {
+			t.Errorf("asked about %s: %v (optional %v), want optional %v", key, ok, got, optional)
+		}
+	}
+}
+
+// TestSourcesCheckProblems names each problem's key and what to write.
+func TestSourcesCheckProblems(t *testing.T) {
+	none := func(string, bool) bool { return false }
+	for _, tc := range []struct {
+		name      string
+		src       Sources
+		countries []string
+		want      []string
+	}{
+		{"no source", Sources{}, []string{"us"}, []string{"countries: us has no keyword source"}},
+		{"keywords without googleads", Sources{Keywords: map[string]string{"us": "us.txt"}}, []string{"us"}, []string{"us has no keyword source"}},
+		{"entry for another country", Sources{Files: map[string]FileSources{"us": {PlannerCSV: []string{"a"}}, "fr": {PlannerCSV: []string{"b"}}}}, []string{"us"},
+			[]string{"files.fr: fr is not in countries"}},
+		{"unsupported country key", Sources{Files: map[string]FileSources{"us": {PlannerCSV: []string{"a"}}}, Keywords: map[string]string{"xx": "x"}}, []string{"us"},
+			[]string{`keywords.xx: "xx" is not a supported country`}},
+		{"empty path", Sources{Files: map[string]FileSources{"us": {PlannerCSV: []string{""}}}}, []string{"us"},
+			[]string{"files.us.planner_csv[0] is empty; write e.g. files.us.planner_csv[0]: exports/us.csv"}},
+		{"googleads", Sources{Files: map[string]FileSources{"us": {PlannerCSV: []string{"a"}}},
+			GoogleAds: &googleads.Config{CustomerID: "12", Endpoint: "ftp://x", APIVersion: "26", RequestsPerSecond: -1, USDRate: -1, ExpandIdeas: -1}}, []string{"us"},
+			[]string{`googleads.customer_id: "12" is not a customer id`, "googleads.client_id is empty", "googleads.endpoint", "http(s) URL",
+				`googleads.api_version: "26" is not a version`, "googleads.requests_per_second is -1; write a positive number such as 1",
+				"googleads.usd_rate is -1", "googleads.expand_ideas is -1"}},
+		{"dataforseo", Sources{Files: map[string]FileSources{"us": {PlannerCSV: []string{"a"}}},
+			DataForSEO: &dataforseo.Config{MaxSERPsPerRun: -1, MaxAgeDays: -1}}, []string{"us"},
+			[]string{"dataforseo.login is empty", "dataforseo.password is empty", "dataforseo.max_serps_per_run is -1; write a positive budget such as 10000",
+				"dataforseo.max_age_days is -1; write a positive number of days such as 30"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := strings.Join(tc.src.Check("/etc", tc.countries, none), "; ")
+			for _, w := range tc.want {
+				if !strings.Contains(p, w) {
+					t.Errorf("problems %q lack %q", p, w)
+				}
+			}
+		})
+	}
+}
