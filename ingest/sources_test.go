@@ -1,6 +1,10 @@
 package ingest
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -175,5 +179,46 @@ func TestSourcesCheckProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSourcesRunLogsFewBadRows logs the first MaxBadRows bad rows of a
+// configured export with file and line, and a count of the rest, as
+// `kwdata ingest` prints them for files given on its command line.
+func TestSourcesRunLogsFewBadRows(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("Keyword\tAvg. monthly searches\n")
+	for i := range MaxBadRows + 5 {
+		fmt.Fprintf(&b, "k%02d\tlots\n", i)
+	}
+	b.WriteString("good keyword\t10\n")
+	planner := writeFile(t, dir, "us.csv", []byte(b.String()))
+	src := Sources{Files: map[string]FileSources{"us": {PlannerCSV: []string{planner}}}}
+	var logs bytes.Buffer
+	reps, err := src.Run(context.Background(), SourcesOptions{
+		Data: dir, Date: "2026-11-21", Countries: []string{"us"}, StateDir: filepath.Join(dir, "state"),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 1 || reps[0].Counts["keywords"] != 1 || reps[0].Counts["bad_rows"] != MaxBadRows+5 {
+		t.Errorf("reports %+v, want us with 1 keyword and %d bad rows", reps, MaxBadRows+5)
+	}
+	var listed, more []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		switch {
+		case strings.Contains(line, `msg="bad row skipped"`):
+			listed = append(listed, line)
+		case strings.Contains(line, "more bad rows"):
+			more = append(more, line)
+		}
+	}
+	if len(listed) != MaxBadRows || !strings.Contains(listed[0], "file="+planner) || !strings.Contains(listed[0], "line=2") {
+		t.Errorf("bad row lines %q, want %d, the first naming %s line 2", listed, MaxBadRows, planner)
+	}
+	if len(more) != 1 || !strings.Contains(more[0], "count=5") {
+		t.Errorf("count lines %q, want one with count=5", more)
 	}
 }
