@@ -80,120 +80,150 @@ func (s *Sources) serpsFromAPI(cc string) bool {
 // that needs a value, and about the keys that may stay empty with optional
 // set, which the caller then does not report at all.
 func (s *Sources) Check(dir string, countries []string, unset func(key string, optional bool) bool) []string {
-	var p []string
-	addf := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
-	required := func(key, value, example string) {
-		if unset(key, false) || value != "" {
-			return
-		}
-		addf("%s is empty; write e.g. %s: %s", key, key, example)
+	c := &checker{dir: dir, countries: countries, unset: unset}
+	s.Keywords = c.keywords(s.Keywords)
+	s.Files = c.files(s.Files)
+	if s.GoogleAds != nil {
+		c.googleAds(s.GoogleAds)
 	}
-	resolve := func(path string) string {
-		if path == "" || filepath.IsAbs(path) {
-			return path
-		}
-		return filepath.Join(dir, path)
+	if s.DataForSEO != nil {
+		c.dataForSEO(s.DataForSEO)
 	}
-	// countryKey checks a per-country map key and returns it lower case.
-	countryKey := func(section, key string) (string, bool) {
-		country, ok := kw.LookupCountry(key)
-		if !ok {
-			addf("%s.%s: %q is not a supported country; write an ISO 3166-1 alpha-2 code", section, key, key)
-			return "", false
-		}
-		code := strings.ToLower(country.Code)
-		if !slices.Contains(countries, code) {
-			addf("%s.%s: %s is not in countries; add it to countries or remove this entry", section, key, code)
-			return "", false
-		}
-		return code, true
-	}
-
-	keywords := make(map[string]string, len(s.Keywords))
-	for _, key := range slices.Sorted(maps.Keys(s.Keywords)) {
-		code, ok := countryKey("keywords", key)
-		if !ok {
-			continue
-		}
-		required("keywords."+key, s.Keywords[key], "seeds/"+code+".txt")
-		keywords[code] = resolve(s.Keywords[key])
-	}
-	s.Keywords = keywords
-	files := make(map[string]FileSources, len(s.Files))
-	for _, key := range slices.Sorted(maps.Keys(s.Files)) {
-		code, ok := countryKey("files", key)
-		if !ok {
-			continue
-		}
-		fs := s.Files[key]
-		for i, name := range fs.PlannerCSV {
-			required(fmt.Sprintf("files.%s.planner_csv[%d]", key, i), name, "exports/"+code+".csv")
-			fs.PlannerCSV[i] = resolve(name)
-		}
-		for i, name := range fs.SERPJSONL {
-			required(fmt.Sprintf("files.%s.serp_jsonl[%d]", key, i), name, "serps/"+code+".jsonl")
-			fs.SERPJSONL[i] = resolve(name)
-		}
-		fs.USDRate = usdRates(addf, "files."+key+".usd_rate", fs.USDRate)
-		files[code] = fs
-	}
-	s.Files = files
-
-	if g := s.GoogleAds; g != nil {
-		// Negative numbers are checked before WithDefaults, which would
-		// take them for unset.
-		if g.RequestsPerSecond < 0 || g.RequestsPerSecond > 100 {
-			addf("googleads.requests_per_second is %v; write a positive number such as %d", g.RequestsPerSecond, googleads.DefaultRequestsPerSecond)
-		}
-		*g = g.WithDefaults()
-		checkURL(addf, "googleads.endpoint", g.Endpoint)
-		checkURL(addf, "googleads.token_url", g.TokenURL)
-		if !strings.HasPrefix(g.APIVersion, "v") {
-			addf("googleads.api_version: %q is not a version; write e.g. %s", g.APIVersion, googleads.DefaultAPIVersion)
-		}
-		required("googleads.customer_id", g.CustomerID, `"1234567890"`)
-		checkCustomerID(addf, "googleads.customer_id", g.CustomerID)
-		unset("googleads.login_customer_id", true)
-		checkCustomerID(addf, "googleads.login_customer_id", g.LoginCustomerID)
-		required("googleads.client_id", g.ClientID, "${GOOGLE_ADS_CLIENT_ID}")
-		required("googleads.client_secret", g.ClientSecret, "${GOOGLE_ADS_CLIENT_SECRET}")
-		required("googleads.refresh_token", g.RefreshToken, "${GOOGLE_ADS_REFRESH_TOKEN}")
-		unset("googleads.developer_token", true)
-		if !(g.USDRate >= 0) || math.IsInf(g.USDRate, 0) {
-			addf("googleads.usd_rate is %v; write the USD value of one unit of the account's currency, e.g. 1.08 for EUR, or leave it out for a USD account", g.USDRate)
-		}
-		if g.ExpandIdeas < 0 {
-			addf("googleads.expand_ideas is %d; write the most new keywords a run may add per country, or 0 for none", g.ExpandIdeas)
-		}
-	}
-	if d := s.DataForSEO; d != nil {
-		if d.MaxSERPsPerRun < 0 {
-			addf("dataforseo.max_serps_per_run is %d; write a positive budget such as %d", d.MaxSERPsPerRun, dataforseo.DefaultMaxSERPsPerRun)
-		}
-		if d.MaxAgeDays < 0 {
-			addf("dataforseo.max_age_days is %d; write a positive number of days such as %d", d.MaxAgeDays, kw.DefaultSERPMaxAgeDays)
-		}
-		*d = d.WithDefaults()
-		checkURL(addf, "dataforseo.endpoint", d.Endpoint)
-		required("dataforseo.login", d.Login, "${DATAFORSEO_LOGIN}")
-		required("dataforseo.password", d.Password, "${DATAFORSEO_PASSWORD}")
-	}
-
 	// A country with no keyword source would ingest nothing and fail
 	// every night; say so now.
 	for _, code := range countries {
 		hasFiles := len(s.Files[code].PlannerCSV) > 0
 		hasAPI := s.Keywords[code] != "" && s.GoogleAds != nil
 		if !hasFiles && !hasAPI {
-			addf("countries: %s has no keyword source; add files.%s.planner_csv, or keywords.%s together with a googleads section", code, code, code)
+			c.addf("countries: %s has no keyword source; add files.%s.planner_csv, or keywords.%s together with a googleads section", code, code, code)
 		}
 	}
-	return p
+	return c.problems
+}
+
+// checker collects the problems of one Check.
+type checker struct {
+	dir       string
+	countries []string
+	unset     func(key string, optional bool) bool
+	problems  []string
+}
+
+func (c *checker) addf(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// required reports an empty key that needs a value, unless the value came
+// from an unset variable, which the caller reports.
+func (c *checker) required(key, value, example string) {
+	if c.unset(key, false) || value != "" {
+		return
+	}
+	c.addf("%s is empty; write e.g. %s: %s", key, key, example)
+}
+
+// resolve makes a path given in the file absolute.
+func (c *checker) resolve(path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(c.dir, path)
+}
+
+// countryKey checks a per-country map key and returns it lower case.
+func (c *checker) countryKey(section, key string) (string, bool) {
+	country, ok := kw.LookupCountry(key)
+	if !ok {
+		c.addf("%s.%s: %q is not a supported country; write an ISO 3166-1 alpha-2 code", section, key, key)
+		return "", false
+	}
+	code := strings.ToLower(country.Code)
+	if !slices.Contains(c.countries, code) {
+		c.addf("%s.%s: %s is not in countries; add it to countries or remove this entry", section, key, code)
+		return "", false
+	}
+	return code, true
+}
+
+func (c *checker) keywords(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for _, key := range slices.Sorted(maps.Keys(in)) {
+		code, ok := c.countryKey("keywords", key)
+		if !ok {
+			continue
+		}
+		c.required("keywords."+key, in[key], "seeds/"+code+".txt")
+		out[code] = c.resolve(in[key])
+	}
+	return out
+}
+
+func (c *checker) files(in map[string]FileSources) map[string]FileSources {
+	out := make(map[string]FileSources, len(in))
+	for _, key := range slices.Sorted(maps.Keys(in)) {
+		code, ok := c.countryKey("files", key)
+		if !ok {
+			continue
+		}
+		fs := in[key]
+		for i, name := range fs.PlannerCSV {
+			c.required(fmt.Sprintf("files.%s.planner_csv[%d]", key, i), name, "exports/"+code+".csv")
+			fs.PlannerCSV[i] = c.resolve(name)
+		}
+		for i, name := range fs.SERPJSONL {
+			c.required(fmt.Sprintf("files.%s.serp_jsonl[%d]", key, i), name, "serps/"+code+".jsonl")
+			fs.SERPJSONL[i] = c.resolve(name)
+		}
+		fs.USDRate = c.usdRates("files."+key+".usd_rate", fs.USDRate)
+		out[code] = fs
+	}
+	return out
+}
+
+func (c *checker) googleAds(g *googleads.Config) {
+	// Negative numbers are checked before WithDefaults, which would take
+	// them for unset.
+	if g.RequestsPerSecond < 0 || g.RequestsPerSecond > 100 {
+		c.addf("googleads.requests_per_second is %v; write a positive number such as %d", g.RequestsPerSecond, googleads.DefaultRequestsPerSecond)
+	}
+	*g = g.WithDefaults()
+	c.checkURL("googleads.endpoint", g.Endpoint)
+	c.checkURL("googleads.token_url", g.TokenURL)
+	if !strings.HasPrefix(g.APIVersion, "v") {
+		c.addf("googleads.api_version: %q is not a version; write e.g. %s", g.APIVersion, googleads.DefaultAPIVersion)
+	}
+	c.required("googleads.customer_id", g.CustomerID, `"1234567890"`)
+	c.checkCustomerID("googleads.customer_id", g.CustomerID)
+	c.unset("googleads.login_customer_id", true)
+	c.checkCustomerID("googleads.login_customer_id", g.LoginCustomerID)
+	c.required("googleads.client_id", g.ClientID, "${GOOGLE_ADS_CLIENT_ID}")
+	c.required("googleads.client_secret", g.ClientSecret, "${GOOGLE_ADS_CLIENT_SECRET}")
+	c.required("googleads.refresh_token", g.RefreshToken, "${GOOGLE_ADS_REFRESH_TOKEN}")
+	c.unset("googleads.developer_token", true)
+	if !(g.USDRate >= 0) || math.IsInf(g.USDRate, 0) {
+		c.addf("googleads.usd_rate is %v; write the USD value of one unit of the account's currency, e.g. 1.08 for EUR, or leave it out for a USD account", g.USDRate)
+	}
+	if g.ExpandIdeas < 0 {
+		c.addf("googleads.expand_ideas is %d; write the most new keywords a run may add per country, or 0 for none", g.ExpandIdeas)
+	}
+}
+
+func (c *checker) dataForSEO(d *dataforseo.Config) {
+	if d.MaxSERPsPerRun < 0 {
+		c.addf("dataforseo.max_serps_per_run is %d; write a positive budget such as %d", d.MaxSERPsPerRun, dataforseo.DefaultMaxSERPsPerRun)
+	}
+	if d.MaxAgeDays < 0 {
+		c.addf("dataforseo.max_age_days is %d; write a positive number of days such as %d", d.MaxAgeDays, kw.DefaultSERPMaxAgeDays)
+	}
+	*d = d.WithDefaults()
+	c.checkURL("dataforseo.endpoint", d.Endpoint)
+	c.required("dataforseo.login", d.Login, "${DATAFORSEO_LOGIN}")
+	c.required("dataforseo.password", d.Password, "${DATAFORSEO_PASSWORD}")
 }
 
 // usdRates checks a currency → USD rate map and returns it with upper-case
 // codes, reporting problems under key.
-func usdRates(addf func(string, ...any), key string, rates map[string]float64) map[string]float64 {
+func (c *checker) usdRates(key string, rates map[string]float64) map[string]float64 {
 	if len(rates) == 0 {
 		return nil
 	}
@@ -202,32 +232,32 @@ func usdRates(addf func(string, ...any), key string, rates map[string]float64) m
 		rate, code := rates[cur], strings.ToUpper(strings.TrimSpace(cur))
 		switch _, dup := out[code]; {
 		case len(code) != 3 || strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "":
-			addf("%s: %q is not a currency code; write an ISO 4217 code such as EUR: 1.08", key, cur)
+			c.addf("%s: %q is not a currency code; write an ISO 4217 code such as EUR: 1.08", key, cur)
 		case dup:
-			addf("%s: %s is given twice; give each currency once", key, code)
+			c.addf("%s: %s is given twice; give each currency once", key, code)
 		case !(rate > 0) || math.IsInf(rate, 0):
-			addf("%s.%s is %v; write the USD value of one %s, e.g. 1.08", key, cur, rate, code)
+			c.addf("%s.%s is %v; write the USD value of one %s, e.g. 1.08", key, cur, rate, code)
 		case code == "USD" && rate != 1:
-			addf("%s.%s is %v; USD needs no rate, remove it", key, cur, rate)
+			c.addf("%s.%s is %v; USD needs no rate, remove it", key, cur, rate)
 		}
 		out[code] = rate
 	}
 	return out
 }
 
-func checkURL(addf func(string, ...any), key, raw string) {
+func (c *checker) checkURL(key, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		addf("%s: %q is not an http(s) URL; write e.g. https://host", key, raw)
+		c.addf("%s: %q is not an http(s) URL; write e.g. https://host", key, raw)
 	}
 }
 
-func checkCustomerID(addf func(string, ...any), key, id string) {
+func (c *checker) checkCustomerID(key, id string) {
 	digits := strings.ReplaceAll(id, "-", "")
 	if id == "" {
 		return
 	}
 	if _, err := strconv.ParseUint(digits, 10, 64); err != nil || len(digits) != 10 {
-		addf("%s: %q is not a customer id; write the 10 digits, quoted, e.g. \"1234567890\"", key, id)
+		c.addf("%s: %q is not a customer id; write the 10 digits, quoted, e.g. \"1234567890\"", key, id)
 	}
 }
