@@ -5,7 +5,7 @@ BIN     := bin/kwdata
 # ADDR is where make demo serves: make demo ADDR=127.0.0.1:9090
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: build demo test bench bench-similarity bench-similarity-10m bench-serve lint
+.PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kwdata
@@ -17,7 +17,7 @@ demo: build
 # Tests that need a tool this machine lacks (headless Chromium, DuckDB)
 # skip; each notes itself in $$KWDATA_SKIPPED, and the list is printed
 # last, with how to get the tool. .ci/run installs both, then runs this.
-test:
+test: test-race
 	$(GO) vet ./...
 	@skipped=$$(mktemp); \
 	KWDATA_SKIPPED=$$skipped $(GO) test -count=1 -timeout 20m ./...; status=$$?; \
@@ -26,6 +26,11 @@ test:
 		sort -u $$skipped | sed 's/^/  /'; \
 	fi; \
 	rm -f $$skipped; exit $$status
+
+# The concurrent packages once more under the race detector, on every
+# `make test` (and so in CI), so that they stay clean under it.
+test-race:
+	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/...
 
 # Every figure is printed beside its baseline, measured in the same run.
 bench: bench-similarity bench-serve
@@ -42,6 +47,12 @@ bench-similarity-10m: build
 bench-serve: build
 	bash serve/bench.sh $(BIN)
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# gofmt, go vet, staticcheck (run through the module proxy, so nothing needs
+# installing) and a tidy go.mod; CI runs it before the tests.
 lint:
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	@$(GO) mod tidy -diff || (echo "go.mod or go.sum is not tidy: run go mod tidy and commit both"; exit 1)

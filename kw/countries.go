@@ -94,17 +94,19 @@ var countryByCode = func() map[string]Country {
 }()
 
 // LookupCountry returns the supported country with the ISO code, in either
-// case, and whether it is supported.
+// case, and whether it is supported. A code is two ASCII letters, with
+// ASCII white space around them at most: Unicode case mapping would
+// take "uſ" (long s) for "US", so it is never applied.
 func LookupCountry(code string) (Country, bool) {
-	code = strings.TrimSpace(code)
-	if len(code) == 2 {
-		// Every request names a country, most in lower case: upper-case
-		// the two bytes in place rather than allocate a string for them.
-		b := [2]byte{asciiUpper(code[0]), asciiUpper(code[1])}
-		c, ok := countryByCode[string(b[:])]
-		return c, ok
+	code = strings.Trim(code, " \t\r\n")
+	if len(code) != 2 {
+		return Country{}, false
 	}
-	c, ok := countryByCode[strings.ToUpper(code)]
+	// Every request names a country, most in lower case: upper-case the
+	// two bytes in place rather than allocate a string for them. A byte
+	// that is not an ASCII letter stays as it is and matches no code.
+	b := [2]byte{asciiUpper(code[0]), asciiUpper(code[1])}
+	c, ok := countryByCode[string(b[:])]
 	return c, ok
 }
 

@@ -46,7 +46,8 @@ func TestLookupCountryCase(t *testing.T) {
 			t.Errorf("LookupCountry(%q) = %q, %v; want US", code, c.Code, ok)
 		}
 	}
-	for _, code := range []string{"", "u", "usa", "u\xffs", "ÜS", "zz", "u-"} {
+	for _, code := range []string{"", "u", "usa", "u\xffs", "ÜS", "zz", "u-",
+		"uſ", "ſu", "uſ ", "\u00a0us", "ｕｓ", "us\x00", "ıd" /* dotless i: upper-cased by Unicode, it is "ID" */} {
 		if c, ok := LookupCountry(code); ok {
 			t.Errorf("LookupCountry(%q) = %q; want unsupported", code, c.Code)
 		}

@@ -55,7 +55,6 @@ type rowGroupRef struct {
 	isInt []bool // whether each requested column is INT32, not a string
 	seq   int
 	rows  int
-	index int
 }
 
 // ScanColumns reads the named top-level string (byte-array) and INT32

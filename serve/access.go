@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,6 +25,18 @@ type Access interface {
 	// or Cancel.
 	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error)
 }
+
+// Readier is implemented by an Access whose storage can fail under a
+// running server (its folder deleted, say). GET /readyz answers 503
+// not_ready while Ready returns an error, so that a load balancer sends
+// clients to a server that can count their lookups.
+type Readier interface {
+	Ready() error
+}
+
+// ErrNotReady is wrapped by the error of GET /readyz when the server runs
+// but cannot do its whole job (503 not_ready).
+var ErrNotReady = errors.New("server is not ready")
 
 // Ticket is a reservation of lookups made by Access.Admit. Exactly one of
 // Commit or Cancel takes effect; calls after the first are no-ops, so a

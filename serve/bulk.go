@@ -84,20 +84,6 @@ func jsonErrorText(err error) string {
 
 var unknownFieldRE = regexp.MustCompile(`unknown field ("[^"]*")`)
 
-// readBody reads a request body of at most limit bytes; a longer one is a
-// 413 HTTPError.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read request body: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return nil, HTTPError{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
-			Msg: fmt.Sprintf("The request body exceeds %d bytes; send fewer or shorter keywords.", limit)}
-	}
-	return body, nil
-}
-
 // bulkItem is one keyword of a bulk request on its way to the answer.
 type bulkItem struct {
 	query string // as the client sent it
@@ -244,21 +230,4 @@ func appendBulkJSON(dst []byte, items []bulkItem, country string, info kw.IndexI
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}\n"...)
-}
-
-// problemJSON is the problem document of he without a trailing newline.
-func problemJSON(he HTTPError) []byte {
-	info, ok := problems[he.Code]
-	if !ok {
-		info.title = http.StatusText(he.Status)
-	}
-	detail := he.Msg
-	if detail == "" {
-		detail = info.about
-	}
-	body, _ := json.Marshal(problemDoc{
-		Type: problemTypePrefix + he.Code, Title: info.title,
-		Status: he.Status, Detail: detail, Code: he.Code,
-	})
-	return body
 }

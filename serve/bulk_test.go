@@ -50,7 +50,11 @@ func TestBulk(t *testing.T) {
 		golden        string
 	}{
 		{name: "mixed", body: `{"country":"us","keywords":["running shoes","Running  Shoes","running sandals","","` + strings.Repeat("a", 81) + `","\u0000"]}`,
-			wantStatus: 200, wantStatuses: "[200,200,404,400,400,404]", wantAdmits: "[4]", wantCommitted: "[4]", golden: "bulk_mixed.json"},
+			wantStatus: 200, wantStatuses: "[200,200,404,400,400,400]", wantAdmits: "[3]", wantCommitted: "[3]", golden: "bulk_mixed.json"},
+		// encoding/json turns invalid UTF-8 and lone surrogates into
+		// U+FFFD: each such keyword is its own invalid_q, never looked up.
+		{name: "undecodable keywords", body: "{\"keywords\":[\"running shoes\",\"a\xffb\",\"\\ud800x\",\"\\u001b[31m\",\"a\\u0000b\",\"\\ufffd\"]}",
+			wantStatus: 200, wantStatuses: "[200,400,400,400,400,400]", wantAdmits: "[1]", wantCommitted: "[1]"},
 		{name: "country default and case", body: `{"keywords":["running shoe"]}`, wantStatus: 200, wantStatuses: "[200]", wantAdmits: "[1]", wantCommitted: "[1]"},
 		{name: "other country", body: `{"country":"DE","keywords":["laufschuhe","running shoes"]}`, wantStatus: 200, wantStatuses: "[200,404]", wantAdmits: "[2]", wantCommitted: "[2]"},
 		{name: "only invalid keywords", body: `{"keywords":["", "  "]}`, wantStatus: 200, wantStatuses: "[400,400]", wantAdmits: "[0]", wantCommitted: "[]"},

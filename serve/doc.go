@@ -6,9 +6,11 @@
 // Prometheus metrics, the client address behind trusted proxies, and a
 // graceful listener loop.
 //
-// serve reads keyword data only through kw.Index, so the server binary never
-// links Parquet, Arrow or Pebble (deps_test.go enforces it). Access tiers
-// plug in through the Access interface without changing any handler.
+// serve reads keyword data only through kw.Index, so this package never
+// imports Parquet, Arrow, Pebble, index or lake (deps_test.go enforces
+// it); the kwdata binary, which wires every stage, links them all. Access
+// tiers plug in through the Access interface (serve/access implements it
+// with Pebble for its counters) without changing any handler.
 //
 // Decisions the spec leaves open:
 //

@@ -121,6 +121,7 @@ func newDemoServer(tb testing.TB) *demoServer {
 		Now:       func() time.Time { return testBuiltAt.Add(90 * time.Minute) },
 		Access:    ds.access,
 		Registrar: ds.registrar,
+		PublicURL: "http://kwdata.example/",
 	})
 	return ds
 }

@@ -20,7 +20,7 @@ func FuzzKeywordQuery(f *testing.F) {
 		{"running shoes", "us"}, {"  Running   SHOES ", "US"}, {"laufschuhe", "dE"}, {"", ""},
 		{"%", "%zz"}, {"\xff\xfe", "us"}, {strings.Repeat("a ", 11), "gb"}, {strings.Repeat("x", 81), "xx"},
 		{"Ｒｕｎｎｉｎｇ", "us"}, {`shoes "<b>" & más`, "us"}, {"a&q=b", "us&country=de"}, {"\u2028", "\x00"},
-		{"ﬁ", " us "}, {"q=1;2", "u%53"},
+		{"ﬁ", " us "}, {"q=1;2", "u%53"}, {"a\x00b", "u\u017f"}, {"\x1b[31m", "\u0131d"},
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -51,6 +51,10 @@ func FuzzKeywordQuery(f *testing.F) {
 					t.Fatalf("%q: answered %q, want %q", raw, doc.Keyword, want)
 				}
 			case http.StatusBadRequest, http.StatusNotFound:
+				values, _ := url.ParseQuery(raw)
+				if n, err := kw.NormalizeKeyword(values.Get("q")); w.Code == http.StatusNotFound && err == nil && unindexable(n) {
+					t.Fatalf("%q: looked up a keyword no index can hold", raw)
+				}
 				var p problemDoc
 				if err := json.Unmarshal(body, &p); err != nil || p.Status != w.Code || p.Code == "" {
 					t.Fatalf("%q: bad problem %s (%v)", raw, body, err)

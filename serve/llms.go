@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/template"
@@ -12,7 +13,7 @@ import (
 
 // llmsTxt is GET /llms.txt in the llms.txt format (an H1 title, a
 // blockquote summary, details, then sections of link lists), with links
-// made absolute for the host that was asked.
+// made absolute with the configured public URL (relative without one).
 //
 //go:embed llms.txt
 var llmsTxt string
@@ -33,23 +34,28 @@ func (s *Server) handleLLMs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// baseURL is the scheme and host the client used, for absolute links:
-// https when the connection is TLS or a trusted proxy says so
-// (X-Forwarded-Proto). A Host field that is not a plain host name or
-// address gives "", so links stay relative rather than carry it.
-func (s *Server) baseURL(r *http.Request) string {
-	host := r.Host
-	if host == "" || len(host) > 255 || strings.IndexFunc(host, func(c rune) bool {
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(".-:[]", c))
-	}) >= 0 {
-		return ""
+// baseURL is the scheme, host and path prefix of absolute links: the
+// configured public URL, or "" for relative links. Never the request's
+// Host, which a client chooses and a shared cache may not key on.
+func (s *Server) baseURL(*http.Request) string { return s.publicURL }
+
+// ParsePublicURL checks a public URL for Options.PublicURL and returns it
+// without a trailing "/": an absolute http or https URL with a host and
+// no user, query or fragment. The empty string is valid (relative links).
+func ParsePublicURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	} else if p := parseHostAddr(r.RemoteAddr); p.IsValid() && inPrefixes(p, s.trusted) &&
-		strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https") {
-		scheme = "https"
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a URL: %w", raw, err)
 	}
-	return scheme + "://" + host
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("%q is not an http or https URL such as https://kwdata.example.com (a path prefix is allowed; user, query and fragment are not)", raw)
+	}
+	if strings.ContainsAny(u.Host, "()[]<>\"\\ ") && !strings.HasPrefix(u.Host, "[") {
+		return "", fmt.Errorf("%q has a host that is not a name or an address", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }

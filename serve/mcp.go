@@ -2,113 +2,143 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
-// The MCP endpoint (POST /mcp) speaks the Model Context Protocol's
-// Streamable HTTP transport in its simplest form: stateless (no session
-// id), one JSON answer per POST (no event streams), no server-initiated
-// messages, so GET /mcp is 405. It is written by hand because the protocol
-// surface is four methods, and a hand-written loop keeps counting and
-// errors on the same path as GET /v1/keyword.
+// The MCP endpoint (POST /mcp) is the official Go SDK's Streamable HTTP
+// server, stateless (no session id; every POST stands alone) and answering
+// JSON rather than event streams. It speaks every protocol revision the SDK
+// does. kwdata wraps it in what the SDK does not know about: the Origin
+// rule, the API key check on every request, bounds on what one request may
+// cost, problem documents for refusals at the HTTP level, and the two tools,
+// which count lookups through the same Access path as GET /v1/keyword and
+// return the very document it returns.
+//
+// What one POST may cost is settled before the SDK sees it:
+//
+//   - the body is at most maxMCPBody bytes and is read before any work;
+//   - it holds one JSON-RPC message: batches, which the 2025-06-18
+//     revision removed, are refused, so one POST is one answer;
+//   - at most mcpSlots() POSTs are inside the SDK at once, so a flood of
+//     costly requests queues instead of taking every core and the memory of
+//     a thousand answers at a time;
+//   - the answer is at most MaxMCPAnswer bytes, enforced as it is written.
+//
+// With one message of at most 64 KiB, the largest answers are a
+// keyword_lookup_bulk of 100 keywords (each record is bounded by SPEC §8:
+// 80-character keywords, 12 months, 10 related) and error messages that
+// quote the request; TestMCPAnswerBound measures both against the bound.
 
-// mcpVersions are the MCP protocol versions the endpoint speaks, newest
-// first. initialize answers with the client's version when it is one of
-// them, else with the newest.
-var mcpVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// maxMCPBody bounds the body of POST /mcp: one JSON-RPC message. A
+// keyword_lookup_bulk call of 100 keywords of 80 characters, each one
+// written as \u escapes, takes under 50 KiB.
+const maxMCPBody = 64 << 10
 
-// maxMCPBody bounds the body of POST /mcp.
-const maxMCPBody = 1 << 20
+// MaxMCPAnswer is the most bytes one answer of POST /mcp may hold. The
+// largest answer a request can cause is far below it (see
+// TestMCPAnswerBound); an answer beyond it is a server bug, refused rather
+// than sent.
+const MaxMCPAnswer = 4 << 20
 
-// JSON-RPC 2.0 error codes.
-const (
-	rpcParseError     = -32700
-	rpcInvalidRequest = -32600
-	rpcMethodNotFound = -32601
-	rpcInvalidParams  = -32602
-	rpcInternalError  = -32603
-)
+// mcpInstructions tells a model what the server is for.
+const mcpInstructions = "kwdata answers keyword search data: monthly search volume, cost per click (USD), " +
+	"competition, a 12-month trend, the keyword's intent group and its 10 related keywords by search-result overlap. " +
+	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us). " +
+	"Each call counts as one lookup against the caller's allowance: 20 a day without a key, 500 a month with a free key " +
+	"(send it as a Bearer token), unlimited on the paid tier."
 
-// rpcMessage is one JSON-RPC message from the client: a request (method and
-// id), a notification (method, no id) or a response (result or error).
-type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   json.RawMessage `json:"error,omitempty"`
+// mcpEndpoint is the SDK handler of POST /mcp and what bounds it.
+type mcpEndpoint struct {
+	handler http.Handler
+	slots   chan struct{} // one token per POST inside the SDK
 }
 
-// rpcResponse is the endpoint's answer to one request.
-type rpcResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
-func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
-
-// decodeMCP splits a POST /mcp body into its messages. A body is one
-// message or, as the 2025-03-26 revision allows, a non-empty array of them.
-// A body that is not JSON, or not objects, is a parse or invalid-request
-// error for the whole POST.
-func decodeMCP(body []byte) (msgs []rpcMessage, batch bool, rerr *rpcError) {
-	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
-		return nil, false, &rpcError{Code: rpcParseError, Message: "Parse error: the body is not valid JSON."}
-	}
-	if len(body) > 0 && body[0] == '[' {
-		var raws []json.RawMessage
-		if err := json.Unmarshal(body, &raws); err != nil || len(raws) == 0 {
-			return nil, true, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: a batch must be a non-empty array of JSON-RPC messages."}
+// newMCPEndpoint builds the SDK server with kwdata's tools.
+func (s *Server) newMCPEndpoint() *mcpEndpoint {
+	sdkLog := slog.New(quietHandler{s.log.Handler()}).With("component", "mcp")
+	srv := mcp.NewServer(&mcp.Implementation{Name: "kwdata", Title: "kwdata keyword data", Version: "1.0.0"},
+		&mcp.ServerOptions{
+			Instructions: mcpInstructions,
+			Logger:       sdkLog,
+			// Tools only: no logging, and a tool list that never changes.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
+	for _, t := range mcpTools {
+		var h mcp.ToolHandler
+		switch t.Name {
+		case "keyword_lookup":
+			h = s.toolKeywordLookup
+		case "keyword_lookup_bulk":
+			h = s.toolKeywordLookupBulk
 		}
-		msgs = make([]rpcMessage, len(raws))
-		for i, raw := range raws {
-			if err := json.Unmarshal(raw, &msgs[i]); err != nil {
-				msgs[i] = rpcMessage{JSONRPC: "invalid"} // answered with an invalid-request error
-			}
-		}
-		return msgs, true, nil
+		srv.AddTool(t, h)
 	}
-	var m rpcMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, false, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC 2.0 message object."}
+	return &mcpEndpoint{
+		handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{
+				Stateless:           true,
+				JSONResponse:        true,
+				Logger:              sdkLog,
+				MaxRequestBodyBytes: maxMCPBody,
+				// The SDK refuses a request reaching a loopback address with
+				// another Host, against DNS rebinding; behind a reverse proxy
+				// on the same machine that is every request. checkOrigin
+				// covers rebinding instead: the browser's Origin is what a
+				// rebinding page cannot choose.
+				DisableLocalhostProtection: true,
+			}),
+		slots: make(chan struct{}, mcpSlots()),
 	}
-	return []rpcMessage{m}, false, nil
 }
 
-// validID reports whether a request id is a string or a number; MCP
-// forbids null.
-func validID(id json.RawMessage) bool {
-	if len(id) == 0 {
-		return false
+// mcpSlots is how many POST /mcp requests may be inside the SDK at once:
+// half the cores the process may use, at least one. The costliest request
+// (keyword_lookup_bulk over 100 large records) is tens of milliseconds of
+// CPU, almost all of it encoding the answer; were every core busy with
+// them, a lookup would wait for the scheduler to preempt one, and a flood
+// of them would take GET /v1/keyword from a millisecond to a second
+// (BenchmarkMCPFlood). With the slots, the other half of the cores stays
+// free for everything else.
+func mcpSlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// mcpCall is what a tool handler needs of the HTTP request it runs for:
+// the request (its API key and client address) and the fields of the
+// answer. The SDK runs tools on goroutines of its own, hence the lock.
+type mcpCall struct {
+	r *http.Request
+
+	mu      sync.Mutex
+	header  http.Header // RateLimit fields of counted lookups
+	refusal error       // an invalid API key met by a tool: the POST is refused whole
+}
+
+type mcpCallKey struct{}
+
+// setHeader adds the fields a Ticket set on h to the answer.
+func (c *mcpCall) setHeader(h http.Header) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range h {
+		c.header[k] = v
 	}
-	switch c := id[0]; {
-	case c == '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
-	case c == '-' || '0' <= c && c <= '9':
-		var n json.Number
-		return json.Unmarshal(id, &n) == nil
-	}
-	return false
 }
 
 // handleMCP answers POST /mcp.
@@ -116,19 +146,19 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(mcpVersions, v) && v < mcpVersions[0] {
-		// A version newer than any known is let through, so that a client
-		// may probe with it and fall back when the method is unknown.
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
-			Msg: fmt.Sprintf("MCP-Protocol-Version %q is not supported; this server speaks %s.", v, strings.Join(mcpVersions, ", "))}
-	}
 	body, err := readBody(r, maxMCPBody)
 	if err != nil {
-		return err
-	}
-	msgs, batch, rerr := decodeMCP(body)
-	if rerr != nil {
-		return writeRPC(w, http.StatusBadRequest, rpcResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rerr})
+		var he HTTPError
+		if errors.As(err, &he) {
+			return err
+		}
+		if ctxErr := r.Context().Err(); ctxErr != nil {
+			// The client is gone; whatever the read said, nobody reads
+			// the answer.
+			return fmt.Errorf("cannot read an MCP request body: %w (%w)", ctxErr, err)
+		}
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+			Msg: "The request body could not be read to its end; send it again.", Err: err}
 	}
 	if r.Header["Authorization"] != nil || r.Header["X-Api-Key"] != nil {
 		// A bad key is refused whatever the POST asks (initialize, ping,
@@ -140,42 +170,159 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		}
 		t.Cancel()
 	}
-	var answers []rpcResponse
-	for i := range msgs {
-		resp, answer, err := s.mcpMessage(w, r, &msgs[i])
-		if err != nil {
-			return err // an HTTP-level refusal, such as an invalid API key
-		}
-		if answer {
-			answers = append(answers, resp)
-		}
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+			Msg: "The body is a JSON-RPC batch; send one message per POST (protocol revision 2025-06-18 removed batches)."}
 	}
+
+	call := &mcpCall{header: http.Header{}}
+	r2 := r.WithContext(context.WithValue(r.Context(), mcpCallKey{}, call))
+	call.r = r2
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	if len(r.Header.Values("Accept")) == 0 {
+		// No Accept means any media type (RFC 9110 §12.5.1); the SDK
+		// wants the two the transport uses named.
+		r2.Header = r.Header.Clone()
+		r2.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	ans, err := s.mcp.serve(r2)
+	if err != nil {
+		return err
+	}
+
+	call.mu.Lock()
+	refusal := call.refusal
+	call.mu.Unlock()
 	switch {
-	case len(answers) == 0:
-		// Only notifications and responses: accepted, nothing to say.
-		w.Header().Set("Content-Length", "0")
-		w.WriteHeader(http.StatusAccepted)
-		return nil
-	case batch:
-		return writeRPC(w, http.StatusOK, answers)
+	case refusal != nil:
+		return refusal
+	case ans.over:
+		return fmt.Errorf("cannot send an MCP answer of more than %d bytes", MaxMCPAnswer)
+	case ans.status >= 400 && !strings.HasPrefix(ans.header.Get("Content-Type"), "application/json"):
+		// The SDK refuses in plain text; kwdata refuses in problem
+		// documents, with the SDK's words as the detail.
+		return sdkRefusal(ans.status, ans.body.Bytes())
 	}
-	return writeRPC(w, http.StatusOK, answers[0])
+	h := w.Header()
+	for k, v := range ans.header {
+		h[k] = v
+	}
+	call.mu.Lock()
+	for k, v := range call.header {
+		h[k] = v
+	}
+	call.mu.Unlock()
+	h.Set("Content-Length", strconv.Itoa(ans.body.Len()))
+	if ans.status == 0 {
+		ans.status = http.StatusOK
+	}
+	w.WriteHeader(ans.status)
+	w.Write(ans.body.Bytes())
+	return nil
 }
 
-// writeRPC writes a JSON-RPC answer.
-func writeRPC(w http.ResponseWriter, status int, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("cannot encode a JSON-RPC answer: %w", err)
+// serve runs the SDK on r once a slot is free and returns its answer. The
+// slot is given back before the answer is sent, so a client that reads
+// slowly holds no slot; the answer then waits in the socket buffers.
+func (ep *mcpEndpoint) serve(r *http.Request) (*mcpAnswer, error) {
+	select {
+	case ep.slots <- struct{}{}:
+		defer func() { <-ep.slots }()
+	case <-r.Context().Done():
+		return nil, fmt.Errorf("cannot start an MCP request: %w", r.Context().Err())
 	}
-	body = append(body, '\n')
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(body)
-	return nil
+	ans := &mcpAnswer{header: http.Header{}}
+	ep.handler.ServeHTTP(ans, r)
+	return ans, nil
+}
+
+// sdkRefusal turns a plain-text refusal of the SDK into an HTTPError.
+func sdkRefusal(status int, text []byte) HTTPError {
+	msg := strings.TrimSpace(strings.ToValidUTF8(string(text), "\uFFFD"))
+	msg = strings.TrimPrefix(msg, "Bad Request: ")
+	if len(msg) > 300 {
+		cut := 300
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	if msg != "" && !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "…") {
+		msg += "."
+	}
+	code := CodeInvalidBody
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		code = CodeBodyTooLarge
+	case http.StatusNotFound:
+		code = CodeNotFound
+	case http.StatusMethodNotAllowed:
+		code = CodeMethodNotAllowed
+	}
+	if status < 400 || status >= 500 {
+		// A plain-text 5xx is the SDK failing, not the client.
+		return HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
+			Msg: "The server failed to answer this request; retrying may help.", Err: errors.New(msg)}
+	}
+	return HTTPError{Status: status, Code: code, Msg: "The MCP request was refused: " + msg}
+}
+
+// mcpAnswer holds the SDK's answer until it is complete, so that kwdata
+// can replace a refusal, add the RateLimit fields a tool set, and give the
+// length. It stops keeping bytes beyond MaxMCPAnswer. It has no Flush and no
+// Unwrap on purpose: nothing reaches the client before the answer is
+// complete and checked.
+type mcpAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	over   bool
+}
+
+func (a *mcpAnswer) Header() http.Header { return a.header }
+
+func (a *mcpAnswer) WriteHeader(code int) {
+	if a.status == 0 {
+		a.status = code
+	}
+}
+
+func (a *mcpAnswer) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	if a.over || a.body.Len()+len(p) > MaxMCPAnswer {
+		a.over = true
+		return 0, errors.New("the MCP answer exceeds its bound")
+	}
+	return a.body.Write(p)
+}
+
+// quietHandler logs the SDK's Info lines at Debug: a stateless server
+// connects and ends a session on every request, and says so.
+type quietHandler struct{ slog.Handler }
+
+func (h quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelWarn {
+		l = slog.LevelDebug
+	}
+	return h.Handler.Enabled(ctx, l)
+}
+
+func (h quietHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Level < slog.LevelWarn {
+		rec.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h quietHandler) WithGroup(name string) slog.Handler {
+	return quietHandler{h.Handler.WithGroup(name)}
 }
 
 // checkOrigin refuses browser requests from other sites (403), which
@@ -241,235 +388,167 @@ func parseOrigin(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// mcpMessage handles one message. answer is false for notifications and
-// client responses, which get no answer. A non-nil error refuses the whole
-// POST at the HTTP level.
-func (s *Server) mcpMessage(w http.ResponseWriter, r *http.Request, m *rpcMessage) (resp rpcResponse, answer bool, err error) {
-	resp = rpcResponse{JSONRPC: "2.0", ID: m.ID}
-	fail := func(code int, msg string, data any) (rpcResponse, bool, error) {
-		resp.Result, resp.Error = nil, &rpcError{Code: code, Message: msg, Data: data}
-		return resp, true, nil
+// toolCall returns the HTTP side of a tool call.
+func toolCall(ctx context.Context) (*mcpCall, error) {
+	call, ok := ctx.Value(mcpCallKey{}).(*mcpCall)
+	if !ok {
+		// Only handleMCP runs the SDK; a call without it is a wiring bug.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the tool call has no HTTP request."}
 	}
-	if m.JSONRPC != "2.0" {
-		resp.ID = json.RawMessage("null")
-		return fail(rpcInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0".`, nil)
-	}
-	if m.Method == "" {
-		if m.ID != nil && (m.Result != nil || m.Error != nil) {
-			return resp, false, nil // a response to a request this server never sends
-		}
-		if !validID(m.ID) {
-			resp.ID = json.RawMessage("null")
-		}
-		return fail(rpcInvalidRequest, `Invalid Request: "method" is missing.`, nil)
-	}
-	if m.ID == nil {
-		return resp, false, nil // a notification, e.g. notifications/initialized
-	}
-	if !validID(m.ID) {
-		resp.ID = json.RawMessage("null")
-		return fail(rpcInvalidRequest, `Invalid Request: "id" must be a string or a number.`, nil)
-	}
-	if len(m.Params) > 0 && m.Params[0] != '{' && string(m.Params) != "null" {
-		return fail(rpcInvalidParams, `Invalid params: "params" must be an object.`, nil)
-	}
-	switch m.Method {
-	case "initialize":
-		var p struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		if err := unmarshalParams(m.Params, &p); err != nil || p.ProtocolVersion == "" {
-			return fail(rpcInvalidParams, `Invalid params: initialize needs "protocolVersion", "capabilities" and "clientInfo".`, nil)
-		}
-		v := mcpVersions[0]
-		if slices.Contains(mcpVersions, p.ProtocolVersion) {
-			v = p.ProtocolVersion
-		}
-		resp.Result = map[string]any{
-			"protocolVersion": v,
-			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": false}},
-			"serverInfo":      map[string]any{"name": "kwdata", "title": "kwdata keyword data", "version": "1.0.0"},
-			"instructions":    mcpInstructions,
-		}
-	case "ping":
-		resp.Result = struct{}{}
-	case "tools/list":
-		resp.Result = map[string]any{"tools": mcpTools}
-	case "tools/call":
-		var p struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if err := unmarshalParams(m.Params, &p); err != nil || p.Name == "" {
-			return fail(rpcInvalidParams, `Invalid params: tools/call needs "name" and "arguments".`, nil)
-		}
-		result, rerr, err := s.callTool(w, r, p.Name, p.Arguments)
-		if err != nil {
-			return resp, true, err
-		}
-		if rerr != nil {
-			return fail(rerr.Code, rerr.Message, rerr.Data)
-		}
-		resp.Result = result
-	default:
-		return fail(rpcMethodNotFound, fmt.Sprintf("Method not found: %q; this server answers initialize, ping, tools/list and tools/call.", truncate(m.Method, 64)), nil)
-	}
-	return resp, true, nil
+	return call, nil
 }
 
-func unmarshalParams(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
-		return errors.New("no params")
+// toolKeywordLookup is the keyword_lookup tool: GET /v1/keyword as a tool.
+func (s *Server) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call, err := toolCall(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return json.Unmarshal(params, v)
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
+	var a struct {
+		Keyword *string `json:"keyword"`
+		Country string  `json:"country"`
 	}
-	return s
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return nil, badArgs(err)
+	}
+	if a.Keyword == nil {
+		return nil, badArgs(errors.New(`"keyword" is required`))
+	}
+	q, err := normalizeInput(*a.Keyword)
+	if err != nil {
+		return nil, badArgs(err)
+	}
+	c, err := countryInput(a.Country)
+	if err != nil {
+		return nil, badArgs(err)
+	}
+	h := http.Header{}
+	e, info, err := s.lookupOne(ctx, call.r, c, q, h)
+	call.setHeader(h)
+	if errors.Is(err, kw.ErrNotFound) {
+		// The words of the 404 problem of GET /v1/keyword, which name the
+		// keyword and the country.
+		return toolError(keywordNotFound(q, c.Code, err).Msg), nil
+	}
+	if err != nil {
+		return s.toolFailure(call, err)
+	}
+	doc := appendKeywordJSON(nil, &e, c.Code, dataDate(&e, info))
+	return toolDocument(doc), nil
 }
 
-// toolResult is the result of tools/call.
-type toolResult struct {
-	Content           []toolContent   `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError"`
+// toolKeywordLookupBulk is the keyword_lookup_bulk tool: POST /v1/keywords
+// as a tool.
+func (s *Server) toolKeywordLookupBulk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call, err := toolCall(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var a struct {
+		Keywords []string `json:"keywords"`
+		Country  string   `json:"country"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return nil, badArgs(err)
+	}
+	switch {
+	case len(a.Keywords) == 0:
+		return nil, badArgs(errors.New(`"keywords" must hold 1 to 100 keywords`))
+	case len(a.Keywords) > MaxBulkKeywords:
+		return nil, badArgs(fmt.Errorf(`"keywords" holds %d keywords; send at most %d per call`, len(a.Keywords), MaxBulkKeywords))
+	}
+	c, err := countryInput(a.Country)
+	if err != nil {
+		return nil, badArgs(err)
+	}
+	h := http.Header{}
+	items, info, err := s.bulkLookup(call.r, c, a.Keywords, h)
+	call.setHeader(h)
+	if err != nil {
+		return s.toolFailure(call, err)
+	}
+	return toolDocument(appendBulkJSON(nil, items, c.Code, info)), nil
 }
 
-type toolContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+// keywordNotFound is the answer about a keyword the index lacks, in the
+// words of GET /v1/keyword: it names the keyword and the country.
+func keywordNotFound(q, country string, err error) HTTPError {
+	return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
+		Msg: fmt.Sprintf("The index has no data for %q in %s; check the spelling or try another country.", q, country),
+		Err: err}
+}
+
+// decodeArgs decodes tool arguments strictly: an unknown argument is an
+// error, as an unknown field of a bulk body is.
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return errors.New("arguments are missing")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New("arguments do not match the tool's input schema (" + jsonErrorText(err) + ")")
+	}
+	return nil
+}
+
+// badArgs is the JSON-RPC error of arguments a tool cannot take: invalid
+// params, with the problem code of the matching HTTP error as data.
+func badArgs(err error) *jsonrpc.Error {
+	var he HTTPError
+	if errors.As(err, &he) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + he.Msg,
+			Data: json.RawMessage(`{"code":` + strconv.Quote(he.Code) + `}`)}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
+}
+
+// toolDocument is a successful tool result: the JSON document of the
+// matching HTTP answer, as structured content and, for clients that read
+// only text, as its text.
+func toolDocument(doc []byte) *mcp.CallToolResult {
+	doc = bytes.TrimSuffix(doc, []byte("\n"))
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(doc)}},
+		StructuredContent: json.RawMessage(doc),
+	}
 }
 
 // toolError is a failed tool call: the model reads the text and may act
 // on it (retry later, fix the spelling).
-func toolError(msg string) toolResult {
-	return toolResult{Content: []toolContent{{Type: "text", Text: msg}}, IsError: true}
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
 }
 
-// callTool runs a tool. Bad arguments are a JSON-RPC error (rerr); a
-// lookup that cannot be answered (unknown keyword, allowance used up, no
-// index) is a tool error the model can read; an invalid API key refuses
-// the POST (err, 401).
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, name string, args json.RawMessage) (toolResult, *rpcError, error) {
-	badArgs := func(err error) *rpcError {
-		var he HTTPError
-		if errors.As(err, &he) {
-			return &rpcError{Code: rpcInvalidParams, Message: "Invalid params: " + he.Msg, Data: map[string]string{"code": he.Code}}
-		}
-		return &rpcError{Code: rpcInvalidParams, Message: "Invalid params: " + err.Error()}
-	}
-	decode := func(v any) error {
-		if len(args) == 0 || string(args) == "null" {
-			return errors.New("arguments are missing")
-		}
-		dec := json.NewDecoder(bytes.NewReader(args))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			return errors.New("arguments do not match the tool's input schema (" + jsonErrorText(err) + ")")
-		}
-		return nil
-	}
-	switch name {
-	case "keyword_lookup":
-		var a struct {
-			Keyword *string `json:"keyword"`
-			Country string  `json:"country"`
-		}
-		if err := decode(&a); err != nil {
-			return toolResult{}, badArgs(err), nil
-		}
-		if a.Keyword == nil {
-			return toolResult{}, badArgs(errors.New(`"keyword" is required`)), nil
-		}
-		q, err := normalizeInput(*a.Keyword)
-		if err != nil {
-			return toolResult{}, badArgs(err), nil
-		}
-		c, err := countryInput(a.Country)
-		if err != nil {
-			return toolResult{}, badArgs(err), nil
-		}
-		e, info, err := s.lookupOne(r.Context(), r, c, q, w.Header())
-		if err != nil {
-			return s.toolFailure(err)
-		}
-		doc := appendKeywordJSON(nil, &e, c.Code, dataDate(&e, info))
-		doc = bytes.TrimSuffix(doc, []byte("\n"))
-		return toolResult{Content: []toolContent{{Type: "text", Text: string(doc)}}, StructuredContent: doc}, nil, nil
-	case "keyword_lookup_bulk":
-		var a struct {
-			Keywords []string `json:"keywords"`
-			Country  string   `json:"country"`
-		}
-		if err := decode(&a); err != nil {
-			return toolResult{}, badArgs(err), nil
-		}
-		switch {
-		case len(a.Keywords) == 0:
-			return toolResult{}, badArgs(errors.New(`"keywords" must hold 1 to 100 keywords`)), nil
-		case len(a.Keywords) > MaxBulkKeywords:
-			return toolResult{}, badArgs(fmt.Errorf(`"keywords" holds %d keywords; send at most %d per call`, len(a.Keywords), MaxBulkKeywords)), nil
-		}
-		c, err := countryInput(a.Country)
-		if err != nil {
-			return toolResult{}, badArgs(err), nil
-		}
-		items, info, err := s.bulkLookup(r, c, a.Keywords, w.Header())
-		if err != nil {
-			return s.toolFailure(err)
-		}
-		doc := appendBulkJSON(nil, items, c.Code, info)
-		doc = bytes.TrimSuffix(doc, []byte("\n"))
-		return toolResult{Content: []toolContent{{Type: "text", Text: string(doc)}}, StructuredContent: doc}, nil, nil
-	}
-	return toolResult{}, &rpcError{Code: rpcInvalidParams,
-		Message: fmt.Sprintf("Unknown tool %q; tools/list names the tools (keyword_lookup, keyword_lookup_bulk).", truncate(name, 64))}, nil
-}
-
-// toolFailure turns a failed lookup into a tool error, a JSON-RPC internal
-// error, or (invalid key) an HTTP refusal.
-func (s *Server) toolFailure(err error) (toolResult, *rpcError, error) {
+// toolFailure turns a failed lookup into a tool error the model can read,
+// a JSON-RPC internal error, or (invalid key) a refusal of the whole POST.
+func (s *Server) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
 	var qe *QuotaError
 	if errors.As(err, &qe) {
 		// The words of the 429 problem, with the clock time of the reset
 		// too: a model has no Retry-After field to read.
 		reset, _ := s.quotaReset(qe)
-		return toolError(quotaMessage(qe, reset)), nil, nil
+		return toolError(quotaMessage(qe, reset)), nil
 	}
 	he := classify(err)
 	switch {
 	case he.Status == http.StatusUnauthorized:
-		return toolResult{}, nil, err
-	case he.Status == http.StatusNotFound, he.Status == http.StatusServiceUnavailable, he.Status < 500:
-		return toolError(he.Msg), nil, nil
+		// The key was revoked after handleMCP checked it: the POST is
+		// refused whole, like every POST with a bad key.
+		call.mu.Lock()
+		call.refusal = err
+		call.mu.Unlock()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: he.Msg}
+	case he.Status < 500, he.Status == http.StatusServiceUnavailable:
+		return toolError(he.Msg), nil
 	}
 	s.log.Error("tool call failed", "err", err)
-	return toolResult{}, &rpcError{Code: rpcInternalError, Message: "Internal error: the lookup failed; retrying may help."}, nil
-}
-
-// mcpInstructions tells a model what the server is for.
-const mcpInstructions = "kwdata answers keyword search data: monthly search volume, cost per click (USD), " +
-	"competition, a 12-month trend, the keyword's intent group and its 10 related keywords by search-result overlap. " +
-	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us). " +
-	"Each call counts as one lookup against the caller's allowance: 20 a day without a key, 500 a month with a free key " +
-	"(send it as a Bearer token), unlimited on the paid tier."
-
-// mcpTool is one entry of tools/list.
-type mcpTool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema"`
-	Annotations  map[string]any  `json:"annotations"`
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the lookup failed; retrying may help."}
 }
 
 // mcpTools are the tools. Their output schemas are the record schemas of
 // the OpenAPI document, so the two descriptions cannot drift apart.
-var mcpTools = []mcpTool{
+var mcpTools = []*mcp.Tool{
 	{
 		Name:  "keyword_lookup",
 		Title: "Keyword lookup",
@@ -477,11 +556,11 @@ var mcpTools = []mcpTool{
 			"the data date, its intent group, a 12-month trend (oldest first) and up to 10 related keywords " +
 			"(overlap n/20 of shared top-20 search results). Counts as one lookup.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"keyword":{"type":"string","minLength":1,"description":"The keyword, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters and 10 words."},` +
+			`"keyword":{"type":"string","minLength":1,"description":"The keyword, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters."},` +
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case, e.g. \"us\", \"gb\", \"de\". GET /v1/countries lists them."}},` +
 			`"required":["keyword"],"additionalProperties":false}`),
 		OutputSchema: openAPISchema("KeywordRecord"),
-		Annotations:  map[string]any{"readOnlyHint": true, "openWorldHint": false, "idempotentHint": true},
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
 	{
 		Name:  "keyword_lookup_bulk",
@@ -493,6 +572,6 @@ var mcpTools = []mcpTool{
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case."}},` +
 			`"required":["keywords"],"additionalProperties":false}`),
 		OutputSchema: openAPISchema("BulkResponse"),
-		Annotations:  map[string]any{"readOnlyHint": true, "openWorldHint": false, "idempotentHint": true},
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
 }

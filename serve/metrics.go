@@ -20,10 +20,11 @@ import (
 // patterns, never raw paths, so a scan of random URLs cannot blow up the
 // number of series.
 type metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	damaged  prometheus.Counter
-	handler  http.Handler
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	damaged    prometheus.Counter
+	bodyErrors *prometheus.CounterVec
+	handler    http.Handler
 
 	// children caches the counter and histogram of each route and status,
 	// since WithLabelValues hashes its labels on every call.
@@ -58,11 +59,15 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 			Name: "kwdata_index_damaged_lookups_total",
 			Help: "Lookups that could not read the served index (a damaged file) and were answered 503 index_unavailable.",
 		}),
+		bodyErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kwdata_http_body_errors_total",
+			Help: "Requests whose body the client failed to deliver (reason: malformed, incomplete, timeout); the client's fault, answered 400 or, with the client gone, 499.",
+		}, []string{"route", "reason"}),
 		children: map[routeStatus]child{},
 	}
 	info := func() (kw.IndexInfo, bool) { return idx.Info() }
 	reg.MustRegister(
-		m.requests, m.latency, m.damaged,
+		m.requests, m.latency, m.damaged, m.bodyErrors,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "kwdata_index_ready",
 			Help: "1 while an index is loaded and reads cleanly (GET /readyz answers 200), else 0.",
@@ -135,6 +140,11 @@ func (m *metrics) observe(route string, status int, d time.Duration) {
 	}
 	c.requests.Inc()
 	c.latency.Observe(d.Seconds())
+}
+
+// bodyError counts a request body the client failed to deliver.
+func (m *metrics) bodyError(route, reason string) {
+	m.bodyErrors.WithLabelValues(route, reason).Inc()
 }
 
 // statusClass is the latency label of a status: its class ("2xx"), not

@@ -98,8 +98,8 @@ var exampleCases = []exampleCase{
 		body: `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-agent", "version": "1.0.0"}}}`},
 	{loc: "POST /mcp 200 tools_call", method: "POST", target: "/mcp", reqExample: "tools_call",
 		body: `{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "keyword_lookup", "arguments": {"keyword": "laufschuhe", "country": "de"}}}`},
-	{loc: "POST /mcp 200 method_not_found", method: "POST", target: "/mcp",
-		body: `{"jsonrpc": "2.0", "id": 3, "method": "resources/list"}`},
+	{loc: "POST /mcp 400 batch", method: "POST", target: "/mcp",
+		body: `[{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 4, "method": "ping"}]`},
 	{loc: "POST /mcp 403 forbidden_origin", method: "POST", target: "/mcp", header: http.Header{"Origin": {"https://evil.example"}},
 		body: `{"jsonrpc": "2.0", "id": 1, "method": "ping"}`},
 }

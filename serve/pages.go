@@ -163,9 +163,9 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error {
 	rawQ, _, _ := queryValue(r.URL.RawQuery, "q")
 	rawCountry, _, _ := queryValue(r.URL.RawQuery, "country")
-	form := formData{Q: rawQ, Country: strings.ToUpper(strings.TrimSpace(rawCountry))}
-	if _, ok := kw.LookupCountry(form.Country); !ok {
-		form.Country = strings.ToUpper(DefaultCountry)
+	form := formData{Q: rawQ, Country: strings.ToUpper(DefaultCountry)}
+	if c, ok := kw.LookupCountry(rawCountry); ok {
+		form.Country = c.Code
 	}
 	if len(form.Q) > maxRawQ || !isText(form.Q) {
 		form.Q = ""

@@ -33,6 +33,7 @@ const (
 	CodeInvalidKey         = "invalid_key"
 	CodeQuotaExhausted     = "quota_exhausted"
 	CodeIndexUnavailable   = "index_unavailable"
+	CodeNotReady           = "not_ready"
 	CodeMethodNotAllowed   = "method_not_allowed"
 	CodeNotFound           = "not_found"
 	CodeInternal           = "internal"
@@ -42,18 +43,26 @@ const (
 type problemInfo struct{ title, about string }
 
 var problems = map[string]problemInfo{
-	CodeMissingQ:           {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
-	CodeQTooLong:           {"Keyword too long", "After normalization a keyword may have at most 80 characters (any number of words); longer keywords are rejected, never truncated."},
-	CodeInvalidQ:           {"Invalid keyword", "The q parameter is not valid UTF-8 or not correctly percent-encoded."},
-	CodeUnsupportedCountry: {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
-	CodeCountryNotIndexed:  {"No data for this country", "The country is supported, but the served index holds no keywords of it. GET /v1/countries lists every country with its keyword count; those with data come first. The lookup does not count against the allowance."},
-	CodeKeywordNotFound:    {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
-	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
-	CodeQuotaExhausted:     {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
-	CodeIndexUnavailable:   {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
-	CodeMethodNotAllowed:   {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
-	CodeNotFound:           {"Not found", "No resource lives at this path. The API is under /v1/."},
-	CodeInternal:           {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
+	CodeMissingQ:             {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
+	CodeQTooLong:             {"Keyword too long", "After normalization a keyword may have at most 80 characters (any number of words); longer keywords are rejected, never truncated."},
+	CodeInvalidQ:             {"Invalid keyword", "The keyword is not valid UTF-8, holds control characters, or (the q parameter) is not correctly percent-encoded."},
+	CodeUnsupportedCountry:   {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
+	CodeCountryNotIndexed:    {"No data for this country", "The country is supported, but the served index holds no keywords of it. GET /v1/countries lists every country with its keyword count; those with data come first. The lookup does not count against the allowance."},
+	CodeKeywordNotFound:      {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
+	CodeInvalidKey:           {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
+	CodeQuotaExhausted:       {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
+	CodeIndexUnavailable:     {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
+	CodeNotReady:             {"Not ready", "The server runs but cannot do its whole job, for example keep lookup counts because its data folder is gone. Its log says why."},
+	CodeMethodNotAllowed:     {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
+	CodeNotFound:             {"Not found", "No resource lives at this path. The API is under /v1/."},
+	CodeInternal:             {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
+	CodeInvalidBody:          {"Invalid request body", "The request body is not the JSON document this endpoint expects. The OpenAPI document at /v1/openapi.json describes it."},
+	CodeBodyTooLarge:         {"Request body too large", "The request body exceeds the size this endpoint accepts. Send fewer or shorter keywords."},
+	CodeTooManyKeywords:      {"Too many keywords", "A bulk request may hold at most 100 keywords; split larger lists into several requests."},
+	CodeInvalidEmail:         {"Invalid email address", "The email address is empty or not a valid address. Registration needs an address that can receive mail."},
+	CodeEmailTaken:           {"Email already registered", "An active API key already exists for this email address; one address holds one key."},
+	CodeTooManyRegistrations: {"Too many registrations", "This address has registered too many keys today. Retry after the number of seconds in the Retry-After header."},
+	CodeForbiddenOrigin:      {"Forbidden origin", "The MCP endpoint refuses requests whose Origin is another site, which protects local servers from DNS rebinding. Call it from a program, not from a web page of another site."},
 }
 
 // HTTPError is an error with the response a client should see. Handlers
@@ -180,6 +189,10 @@ func classify(err error) HTTPError {
 		h.Set("Retry-After", strconv.FormatInt(retrySeconds(qe.RetryAfter), 10))
 		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeQuotaExhausted, Msg: quotaMessage(qe, time.Time{}), Err: err, Header: h}
 	}
+	var be *BodyError
+	if errors.As(err, &be) {
+		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody, Msg: bodyErrorMsg(be.Reason), Err: err}
+	}
 	switch {
 	case errors.Is(err, ErrInvalidKey):
 		return HTTPError{Status: http.StatusUnauthorized, Code: CodeInvalidKey,
@@ -196,15 +209,14 @@ func classify(err error) HTTPError {
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
 			Msg: "The keyword index cannot be read for this keyword right now and is being reloaded; retry shortly.", Err: err,
 			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, ErrNotReady):
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeNotReady,
+			Msg: "The server cannot keep lookup counts (its data folder is gone or replaced); the server's log says what to do.", Err: err}
 	case errors.Is(err, kw.ErrNotFound):
 		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 			Msg: "The index has no data for this keyword in this country.", Err: err}
-	case errors.Is(err, kw.ErrKeywordTooLong):
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong, Msg: tooLongMsg, Err: err}
-	case errors.Is(err, kw.ErrKeywordEmpty):
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ, Msg: missingQMsg, Err: err}
-	case errors.Is(err, kw.ErrKeywordInvalid):
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: err}
+	case errors.Is(err, kw.ErrKeywordTooLong), errors.Is(err, kw.ErrKeywordEmpty), errors.Is(err, kw.ErrKeywordInvalid):
+		return keywordProblem(err, inQuery)
 	}
 	return HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
 		Msg: "The server failed to answer this request; retrying may help.", Err: err}
@@ -213,6 +225,24 @@ func classify(err error) HTTPError {
 // writeError renders err as a problem document and logs what the client
 // does not see.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string, err error) {
+	var be *BodyError
+	if errors.As(err, &be) {
+		// The client's fault, whatever the status: counted apart from
+		// server faults, logged only when asked for.
+		s.metrics.bodyError(route, be.Reason)
+		if r.Context().Err() != nil && be.Reason != BodyTimeout {
+			// net/http cancels the context when the connection fails:
+			// nobody is left to read an answer.
+			s.log.LogAttrs(r.Context(), slog.LevelDebug, "client went away while sending the body",
+				slog.String("route", route), slog.Any("err", err))
+			w.WriteHeader(statusClientClosed)
+			return
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request body unreadable",
+			slog.String("route", route), slog.String("reason", be.Reason), slog.Any("err", err))
+		writeProblem(w, classify(err))
+		return
+	}
 	if isClientGone(r.Context(), err) {
 		// Nobody reads the answer; 499 (as nginx logs it) keeps such
 		// requests apart from real failures in the metrics.
@@ -223,7 +253,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string
 	}
 	he := classify(err)
 	switch {
-	case he.Status >= 500 && !indexUnavailable(err):
+	case he.Status >= 500 && !indexUnavailable(err) && !errors.Is(err, ErrNotReady):
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	case he.Status >= 500:
@@ -231,7 +261,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string
 		// would repeat it every few seconds, and kwdata_index_ready and the
 		// 503 count already show it. A damaged index is logged once by the
 		// index, naming the file, and counted in
-		// kwdata_index_damaged_lookups_total.
+		// kwdata_index_damaged_lookups_total; a Readier logs its own failure.
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	}
@@ -245,8 +275,9 @@ func indexUnavailable(err error) bool {
 	return errors.Is(err, kw.ErrNoIndex) || errors.Is(err, kw.ErrIndexDamaged)
 }
 
-// writeProblem writes the problem document of he.
-func writeProblem(w http.ResponseWriter, he HTTPError) {
+// problemJSON is the problem document of he, without a trailing newline:
+// the body of an error answer, and a bulk result's error.
+func problemJSON(he HTTPError) []byte {
 	info, ok := problems[he.Code]
 	if !ok {
 		info.title = http.StatusText(he.Status)
@@ -259,7 +290,12 @@ func writeProblem(w http.ResponseWriter, he HTTPError) {
 		Type: problemTypePrefix + he.Code, Title: info.title,
 		Status: he.Status, Detail: detail, Code: he.Code,
 	})
-	body = append(body, '\n')
+	return body
+}
+
+// writeProblem writes the problem document of he.
+func writeProblem(w http.ResponseWriter, he HTTPError) {
+	body := append(problemJSON(he), '\n')
 	h := w.Header()
 	for k, v := range he.Header {
 		h[k] = v
@@ -275,8 +311,19 @@ func writeProblem(w http.ResponseWriter, he HTTPError) {
 const (
 	missingQMsg = "q is empty; pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."
 	tooLongMsg  = "q is too long; a keyword may have at most 80 characters after normalization."
-	invalidQMsg = "q is not valid UTF-8 or not correctly percent-encoded; encode the keyword as UTF-8 and percent-escape it."
+	invalidQMsg = "q is not valid UTF-8, holds control characters, or is not correctly percent-encoded; encode the keyword as UTF-8 text and percent-escape it."
 )
+
+// bodyErrorMsg tells a client whose body could not be read what to do.
+func bodyErrorMsg(reason string) string {
+	switch reason {
+	case BodyIncomplete:
+		return "The request body ended before its announced length; send it again, whole."
+	case BodyTimeout:
+		return fmt.Sprintf("The request body did not arrive within %s; send it again without pausing.", ReadTimeout)
+	}
+	return "The request body is not correctly framed (for example a bad chunk length); send it again with a valid Content-Length or chunked encoding."
+}
 
 // statusClientClosed is recorded when the client cancels a request before
 // the answer is ready.

@@ -49,6 +49,13 @@ type Options struct {
 	// pages may call POST /mcp, besides pages on a loopback host. Each must
 	// pass CanonicalOrigin; New panics otherwise. Default: none.
 	AllowedOrigins []string
+	// PublicURL is where clients reach the server ("https://kwdata.example.com",
+	// optionally with a path prefix), for the absolute links of pages and
+	// llms.txt. It must pass ParsePublicURL; New panics otherwise. The
+	// request's Host is never used: a shared cache that does not key on
+	// it would hand one client's Host to everyone. Default: empty, and
+	// links are relative.
+	PublicURL string
 }
 
 // setDefaults fills in every default of Options; it is the only place that
@@ -83,6 +90,8 @@ type Server struct {
 
 	registrar Registrar
 	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
+	mcp       *mcpEndpoint    // the SDK server behind POST /mcp
+	publicURL string          // Options.PublicURL without a trailing "/"
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -132,8 +141,14 @@ func New(opt Options) *Server {
 		}
 		s.origins[c] = true
 	}
+	pub, err := ParsePublicURL(opt.PublicURL)
+	if err != nil {
+		panic("serve: Options.PublicURL: " + err.Error())
+	}
+	s.publicURL = pub
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
 	s.index = s.metrics.countDamage(s.index)
+	s.mcp = s.newMCPEndpoint()
 	s.handle("GET /v1/keyword", s.handleKeyword)
 	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
@@ -328,9 +343,10 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleReadyz answers 200 once an index is loaded, and 503 while none is
-// or while the served one is damaged (a load balancer then sends the
-// lookups to a server that can answer them all).
+// handleReadyz answers 200 once an index is loaded and while Access (if it
+// is a Readier) is ready; 503 while no index is, while the served one is
+// damaged (a load balancer then sends the lookups to a server that can
+// answer them all), or while Access is not.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	info, ok := s.index.Info()
 	if !ok {
@@ -341,6 +357,11 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 			Msg:    fmt.Sprintf("The served index build %s is damaged (%s); the server is loading the published build again.", info.Version, info.Damaged),
 			Err:    kw.ErrIndexDamaged,
 			Header: http.Header{"Retry-After": {"30"}}}
+	}
+	if rd, ok := s.access.(Readier); ok {
+		if err := rd.Ready(); err != nil {
+			return fmt.Errorf("cannot report ready: %w: %w", ErrNotReady, err)
+		}
 	}
 	writeText(w, http.StatusOK, "ok\n")
 	return nil

@@ -83,7 +83,7 @@ func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
 	return stats, nil
 }
 
-// keywordCols and serpCols are the columns Run reads; the reader skips the
+// keywordCols are the keyword columns Run reads; the reader skips the
 // others.
 type keywordCols struct {
 	Keyword   string `parquet:"keyword"`
@@ -97,12 +97,6 @@ func orNoValue(p *int64) int64 {
 		return NoValue
 	}
 	return *p
-}
-
-type serpCols struct {
-	Keyword string `parquet:"keyword"`
-	URLKey  string `parquet:"url_key"`
-	Rank    int32  `parquet:"rank"`
 }
 
 func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (RunStats, error) {

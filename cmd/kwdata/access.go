@@ -55,3 +55,6 @@ func (a accessAdapter) Register(ctx context.Context, email string, client netip.
 	}
 	return key, nil
 }
+
+// Ready reports whether the access store can keep its counts (GET /readyz).
+func (a accessAdapter) Ready() error { return a.s.Ready() }

@@ -34,6 +34,10 @@ type serveConfig struct {
 	// cacheMB sizes the index's block cache in MiB. Default (0): the
 	// index package's, 256 MiB.
 	cacheMB int
+	// publicURL is where clients reach the server, for absolute links in
+	// pages and llms.txt. Default (empty): the listening address when it
+	// names one host, else relative links (see defaultPublicURL).
+	publicURL string
 	// ready, if set, receives the listening address once the server accepts.
 	ready func(addr string)
 	// listener, if set, is already bound to addr (demo binds before its
@@ -42,10 +46,11 @@ type serveConfig struct {
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
+	publicURL := fs.String("public-url", "", "URL clients reach the server at, e.g. https://kwdata.example.com, for absolute links in pages and llms.txt (default: http://ADDR when --addr names one host, else relative links; never the request's Host)")
 	cacheMB := fs.Int("cache-mb", 256, "MiB of memory for the index's block cache (outside the Go heap); the build's size keeps all of it in memory")
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
@@ -61,6 +66,11 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return usageError{fmt.Errorf("--cache-mb is %d; write 1 or more", *cacheMB)}
 	}
 	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins, cacheMB: *cacheMB}
+	pub, err := serve.ParsePublicURL(*publicURL)
+	if err != nil {
+		return usageError{fmt.Errorf("--public-url: %w", err)}
+	}
+	cfg.publicURL = pub
 	for _, o := range origins {
 		if _, err := serve.CanonicalOrigin(o); err != nil {
 			return usageError{fmt.Errorf("--allowed-origin: %w", err)}
@@ -145,17 +155,21 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 			m.Logger.Error("cannot flush the access counters", "err", err)
 		}
 	}()
-	adapter := accessAdapter{acc}
-	h := serve.New(serve.Options{
-		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
-	})
 	ln := cfg.listener
 	if ln == nil {
 		if ln, err = listen(cfg.addr); err != nil {
 			return err
 		}
 	}
+	if cfg.publicURL == "" {
+		cfg.publicURL = defaultPublicURL(ln.Addr())
+	}
+	adapter := accessAdapter{acc}
+	h := serve.New(serve.Options{
+		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
+		Access: adapter, Registrar: adapter, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		PublicURL: cfg.publicURL,
+	})
 	if cfg.pprof != "" {
 		_, stop, err := m.servePprof(cfg.pprof)
 		if err != nil {
@@ -168,6 +182,19 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		cfg.ready(ln.Addr().String())
 	}
 	return serve.Serve(ctx, ln, h, m.Logger.With("component", "http"))
+}
+
+// defaultPublicURL is the public URL of a server without --public-url:
+// http:// and the listening address when that names one host (what the
+// demo and a single-host setup want in the commands their pages show),
+// and "" (relative links) when it is every interface, which names no host
+// a client could use.
+func defaultPublicURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP == nil || tcp.IP.IsUnspecified() {
+		return ""
+	}
+	return "http://" + tcp.String()
 }
 
 // servePprof serves net/http/pprof on its own listener, so the profiler is

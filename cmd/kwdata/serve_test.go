@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,5 +34,34 @@ func TestPprofListener(t *testing.T) {
 	}
 	if _, _, err := m.servePprof("256.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "--pprof") {
 		t.Errorf("bad --pprof address: err = %v", err)
+	}
+}
+
+// Without --public-url, links name the listening address when it is one
+// host, and are relative when it is every interface.
+func TestDefaultPublicURL(t *testing.T) {
+	for _, tc := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, "http://127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, "http://[::1]:8080"},
+		{&net.TCPAddr{IP: net.IPv4(203, 0, 113, 7), Port: 80}, "http://203.0.113.7:80"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, ""},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, ""},
+		{&net.UnixAddr{Name: "/run/kwdata.sock", Net: "unix"}, ""},
+	} {
+		if got := defaultPublicURL(tc.addr); got != tc.want {
+			t.Errorf("defaultPublicURL(%v) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// A --public-url that is no http(s) URL is refused before anything opens.
+func TestServeRefusesBadPublicURL(t *testing.T) {
+	m, _, _ := testMain(t)
+	err := m.Run(context.Background(), []string{"serve", "--data", t.TempDir(), "--public-url", "kwdata.example.com"})
+	if err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Errorf("serve --public-url kwdata.example.com: err = %v", err)
 	}
 }

@@ -40,6 +40,9 @@ const (
 	keysLockName  = "keys.lock"
 	usageFileName = "usage.json"
 	countersName  = "counters"
+
+	keysTempPattern  = ".keys-*.tmp"  // writeKeysFile's temporary files
+	usageTempPattern = ".usage-*.tmp" // writeSnapshot's temporary files
 )
 
 func newKey() string {
@@ -197,6 +200,10 @@ type Keys struct {
 	lookMu    sync.Mutex   // one unknown-key look at a time; see lookSince
 	looks     atomic.Int64 // looks at the file so far, which the tests bound
 
+	failMu     sync.Mutex // guards the two below; see report
+	failing    bool       // the last look at the file failed
+	failLogged time.Time  // when that failure was last logged
+
 	// fill sets the usage fields of listed records; nil reads the server's
 	// usage snapshot.
 	fill func(recs []KeyRecord)
@@ -215,10 +222,39 @@ func OpenKeys(opt Options) (*Keys, error) {
 		return nil, fmt.Errorf("cannot create access folder %s: %w", opt.Dir, err)
 	}
 	k := &Keys{dir: opt.Dir, now: opt.Now, log: opt.Logger, poll: opt.KeysPollInterval, epoch: time.Now()}
+	if err := k.removeStaleTemps(); err != nil {
+		return nil, err
+	}
 	if err := k.reload(); err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// removeStaleTemps deletes the temporary files of registry writers that
+// died before their rename (kill -9 during `kwdata keys create`): they
+// hold key hashes and emails, and nothing else would ever remove them.
+// Writers hold the registry lock for the whole life of their temporary
+// file, so one found under the lock is certainly abandoned.
+func (k *Keys) removeStaleTemps() error {
+	unlock, err := lockFile(filepath.Join(k.dir, keysLockName))
+	if err != nil {
+		return fmt.Errorf("cannot lock key registry: %w", err)
+	}
+	defer unlock()
+	stale, err := filepath.Glob(filepath.Join(k.dir, keysTempPattern))
+	if err != nil {
+		return fmt.Errorf("cannot list leftover registry files: %w", err)
+	}
+	for _, name := range stale {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot remove leftover registry file %s: %w", name, err)
+		}
+	}
+	if len(stale) > 0 {
+		k.log.Info("removed temporary files of interrupted key registry writes", "dir", k.dir, "files", len(stale))
+	}
+	return nil
 }
 
 // Close releases the registry. It holds no open files between calls, so
@@ -240,7 +276,8 @@ func (k *Keys) reloadLocked() error {
 	start := k.since()
 	defer k.lastCheck.Store(start)
 	k.looks.Add(1)
-	if cur := k.set.Load(); cur != nil {
+	cur := k.set.Load()
+	if cur != nil {
 		info, err := os.Stat(k.path())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("cannot stat key registry: %w", err)
@@ -250,7 +287,14 @@ func (k *Keys) reloadLocked() error {
 		}
 	}
 	f, stamp, err := readKeysFile(k.path())
+	if errors.Is(err, fs.ErrNotExist) && (cur == nil || cur.stamp.info == nil) {
+		// No registry was ever read here: a new installation, no keys yet.
+		f, stamp, err = &keysFile{Version: keysFileVersion}, fileStamp{}, nil
+	}
 	if err != nil {
+		// A registry that was read once and is now missing was moved or
+		// deleted, not emptied: writers replace it whole. Refusing every
+		// key for it would be worse than keeping the last good view.
 		return err
 	}
 	ks, err := newKeySet(f, stamp)
@@ -262,14 +306,38 @@ func (k *Keys) reloadLocked() error {
 }
 
 // refresh looks at the registry file if the last look is older than gap;
-// a failure keeps the current view and is logged.
+// a failure keeps the current view and is logged (see report).
 func (k *Keys) refresh(gap time.Duration) {
 	if k.since()-k.lastCheck.Load() < int64(gap) {
 		return
 	}
-	if err := k.reload(); err != nil {
-		k.log.Error("cannot reload key registry; keeping the previous keys", "err", err)
+	k.report(k.reload())
+}
+
+// failLogGap is the least time between two log lines about one spell of
+// an unreadable registry: the server looks at it four times a second.
+const failLogGap = time.Minute
+
+// report logs the outcome of a look at the registry file: a failure
+// (missing, unreadable, damaged) at Error, at most once per failLogGap
+// while it lasts, and its end once.
+func (k *Keys) report(err error) {
+	k.failMu.Lock()
+	defer k.failMu.Unlock()
+	if err == nil {
+		if k.failing {
+			k.failing = false
+			k.log.Info("key registry readable again", "path", k.path(), "keys", len(k.set.Load().recs))
+		}
+		return
 	}
+	now := time.Now()
+	if k.failing && now.Sub(k.failLogged) < failLogGap {
+		return
+	}
+	k.failing, k.failLogged = true, now
+	k.log.Error("cannot read the key registry; keeping the keys last read until it is readable again (logged at most once a minute)",
+		"path", k.path(), "keys", len(k.set.Load().recs), "err", err)
 }
 
 // watch refreshes the view every poll interval until done is closed.
@@ -335,16 +403,14 @@ func (k *Keys) lookSince(t int64) {
 		}
 		time.Sleep(wait)
 	}
-	if err := k.reload(); err != nil {
-		k.log.Error("cannot reload key registry; keeping the previous keys", "err", err)
-	}
+	k.report(k.reload())
 }
 
 func readKeysFile(path string) (*keysFile, fileStamp, error) {
 	f := &keysFile{Version: keysFileVersion}
 	fh, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return f, fileStamp{}, nil
+		return nil, fileStamp{}, fmt.Errorf("key registry %s is missing: %w", path, err)
 	}
 	if err != nil {
 		return nil, fileStamp{}, fmt.Errorf("cannot open key registry: %w", err)
@@ -379,7 +445,7 @@ func writeKeysFile(dir string, f *keysFile, prev fileStamp) error {
 		return fmt.Errorf("cannot encode key registry: %w", err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(dir, ".keys-*.tmp")
+	tmp, err := os.CreateTemp(dir, keysTempPattern)
 	if err != nil {
 		return fmt.Errorf("cannot write key registry: %w", err)
 	}
@@ -426,6 +492,14 @@ func (k *Keys) update(ctx context.Context, fn func(f *keysFile, now time.Time) e
 	}
 	defer unlock()
 	f, stamp, err := readKeysFile(k.path())
+	if errors.Is(err, fs.ErrNotExist) {
+		if cur := k.set.Load(); cur != nil && cur.stamp.info != nil {
+			// Writing now would make a registry of one key and drop
+			// every key this process still knows.
+			return fmt.Errorf("%w; restore it before changing keys (this process still knows the %d keys it last read)", err, len(cur.recs))
+		}
+		f, stamp, err = &keysFile{Version: keysFileVersion}, fileStamp{}, nil
+	}
 	if err != nil {
 		return err
 	}

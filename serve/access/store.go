@@ -40,6 +40,10 @@ type Store struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 	closed atomic.Bool
+
+	dirInfo    os.FileInfo           // the access folder as opened; see checkFolder
+	folderErr  atomic.Pointer[error] // why the folder is unusable; nil while it is fine
+	folderLogs time.Time             // when folderErr was last logged; flushLoop only
 }
 
 // keyUsage is what the counter database holds about one key.
@@ -71,18 +75,22 @@ func Open(opt Options) (*Store, error) {
 		s.shards[i].m = make(map[ckey]*counter)
 	}
 	k.fill = s.fillLive
-	dir := filepath.Join(opt.Dir, countersName)
-	s.db, err = pebble.Open(dir, &pebble.Options{
-		FS:                 opt.fs,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{opt.Logger.With("db", "counters")},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot open counter database %s (is a kwdata server already running on this folder?): %w", dir, err)
+	if s.dirInfo, err = os.Stat(opt.Dir); err != nil {
+		return nil, fmt.Errorf("cannot open access folder: %w", err)
+	}
+	if s.db, err = openCounters(filepath.Join(opt.Dir, countersName), opt); err != nil {
+		return nil, err
 	}
 	if err := s.load(); err != nil {
 		s.db.Close()
 		return nil, err
+	}
+	// This process holds the counter database, so no other writes
+	// snapshots: a temporary one left here is from a crash.
+	if stale, _ := filepath.Glob(filepath.Join(opt.Dir, usageTempPattern)); len(stale) > 0 {
+		for _, name := range stale {
+			os.Remove(name)
+		}
 	}
 	if err := s.writeSnapshot(); err != nil {
 		s.log.Warn("cannot write usage snapshot", "err", err)
@@ -185,11 +193,61 @@ func (s *Store) flushLoop() {
 		case <-s.done:
 			return
 		case <-t.C:
+			s.watchFolder()
 			if err := s.flush(); err != nil {
 				s.log.Error("cannot flush counters; will retry", "err", err)
 			}
 		}
 	}
+}
+
+// folderLogGap is the least time between two log lines about a missing
+// access folder; the check runs every FlushInterval.
+const folderLogGap = time.Minute
+
+// checkFolder reports an error when the access folder this Store opened
+// is no longer in place: deleted (with the whole data folder, say) or
+// replaced by another. The counter database then writes into deleted
+// files, so counts would be lost at exit without a word.
+func (s *Store) checkFolder() error {
+	info, err := os.Stat(s.opt.Dir)
+	if err == nil && os.SameFile(info, s.dirInfo) {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("another folder has taken its place")
+	}
+	return fmt.Errorf("access folder %s is not the one opened (%w): lookups are counted in memory only and lost at exit; restore the data folder and restart the server", s.opt.Dir, err)
+}
+
+// watchFolder records what checkFolder finds, for Ready, and logs it at
+// most once per folderLogGap while it lasts.
+func (s *Store) watchFolder() {
+	err := s.checkFolder()
+	if err == nil {
+		if s.folderErr.Swap(nil) != nil {
+			s.log.Info("access folder is back in place", "dir", s.opt.Dir)
+		}
+		return
+	}
+	s.folderErr.Store(&err)
+	if now := time.Now(); now.Sub(s.folderLogs) >= folderLogGap {
+		s.folderLogs = now
+		s.log.Error("access folder is gone; the server is not ready (logged at most once a minute)", "err", err)
+	}
+}
+
+// Ready returns an error while the Store cannot keep its counts: its
+// folder was deleted or replaced under it. A server reports itself not
+// ready then, so that a load balancer sends clients elsewhere.
+func (s *Store) Ready() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if p := s.folderErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // flushed is one counter's state as written by a flush.
@@ -451,7 +509,7 @@ func (s *Store) writeSnapshot() error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.opt.Dir, ".usage-*.tmp")
+	tmp, err := os.CreateTemp(s.opt.Dir, usageTempPattern)
 	if err != nil {
 		return err
 	}
