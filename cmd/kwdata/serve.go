@@ -48,7 +48,7 @@ type serveConfig struct {
 func (m *Main) runServe(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060]")
 	data := fs.String("data", "", "data folder (required)")
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	addr := fs.String("addr", serve.DefaultAddr, "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
 	publicURL := fs.String("public-url", "", "URL clients reach the server at, e.g. https://kwdata.example.com, for absolute links in pages and llms.txt (default: http://ADDR when --addr names one host, else relative links; never the request's Host)")
 	cacheMB := fs.Int("cache-mb", 256, "MiB of memory for the index's block cache (outside the Go heap); the build's size keeps all of it in memory")
