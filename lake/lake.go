@@ -268,20 +268,29 @@ func Scan[T any](ctx context.Context, data, dataset, country, date string, fn fu
 	return nil
 }
 
-func scanFile[T any](ctx context.Context, name string, buf []T, fn func([]T) error) (err error) {
-	f, err := os.Open(name)
+// openFile opens a partition file as Parquet. The caller closes f.
+func openFile(name string) (f *os.File, pf *parquet.File, err error) {
+	f, err = os.Open(name)
 	if err != nil {
-		return fmt.Errorf("cannot open %s: %w", name, err)
+		return nil, nil, fmt.Errorf("cannot open %s: %w", name, err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		pf, err = parquet.OpenFile(f, st.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("cannot read %s as Parquet: %w", name, err)
+	}
+	return f, pf, nil
+}
+
+func scanFile[T any](ctx context.Context, name string, buf []T, fn func([]T) error) (err error) {
+	f, pf, err := openFile(name)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("cannot stat %s: %w", name, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("cannot read %s as Parquet: %w", name, err)
-	}
 	// parquet-go panics on a schema it cannot convert; a damaged or foreign
 	// file must be an error, not a crash.
 	defer func() {
