@@ -16,7 +16,7 @@ type Options struct {
 	// Now returns the current time; windows follow Now().UTC(). Default
 	// time.Now. Tests inject a clock here.
 	Now func() time.Time
-	// Logger receives flush failures and registry reload problems. Default:
+	// Logger receives flush failures and account database problems. Default:
 	// discard.
 	Logger *slog.Logger
 	// AnonymousPerDay is the anonymous allowance per client address (IPv4
@@ -31,10 +31,6 @@ type Options struct {
 	// FlushInterval is how often changed counters are written to disk, and
 	// so the most counting a crash can lose. Default 1s.
 	FlushInterval time.Duration
-	// KeysPollInterval is how often a Store looks for changes to the key
-	// registry made by other processes, and so how long a revocation takes
-	// to reach a running server. Default 250ms.
-	KeysPollInterval time.Duration
 	// Metrics, if set, counts committed lookups and quota refusals by tier
 	// (see NewMetrics). Default: nil, which counts nothing.
 	Metrics *Metrics
@@ -62,9 +58,6 @@ func (o *Options) fill() {
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = time.Second
-	}
-	if o.KeysPollInterval <= 0 {
-		o.KeysPollInterval = 250 * time.Millisecond
 	}
 	if o.fs == nil {
 		o.fs = vfs.Default
