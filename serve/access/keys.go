@@ -431,6 +431,44 @@ func (t *txn) get(h keyHash) (storedKey, bool, error) {
 	return sk, true, nil
 }
 
+// newAccount stores a new key h with a fresh id; holdMailbox makes it the
+// active key of its email's mailbox.
+func (t *txn) newAccount(h keyHash, tier Tier, email string, paidUntil time.Time, holdMailbox bool) (storedKey, error) {
+	id := newID()
+	for {
+		_, dup, err := t.getString(idPrefix + id)
+		if err != nil {
+			return storedKey{}, err
+		}
+		if !dup {
+			break
+		}
+		id = newID()
+	}
+	if email != "" && holdMailbox {
+		if err := t.b.Set([]byte(emailPrefix+FoldEmail(email)), []byte(id), nil); err != nil {
+			return storedKey{}, err
+		}
+	}
+	t.k.seq++
+	sk := storedKey{ID: id, Seq: t.k.seq, Tier: tier, Email: email, Created: t.now}
+	if tier == Paid && !paidUntil.IsZero() {
+		sk.PaidUntil = paidUntil.UTC()
+	}
+	return sk, t.put(h, sk)
+}
+
+// rekey moves the account of key old to key h: same id, tier,
+// subscription and counters (which count on the id), and old stops
+// working.
+func (t *txn) rekey(old, h keyHash, sk storedKey) error {
+	if err := t.b.Delete(hashDBKey(old), nil); err != nil {
+		return err
+	}
+	t.after = append(t.after, func() { t.k.forget(old) })
+	return t.put(h, sk)
+}
+
 // find returns the hash and record of the key named by an id or by the
 // key itself.
 func (t *txn) find(idOrKey string) (keyHash, storedKey, error) {
@@ -533,29 +571,9 @@ func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil ti
 				return ErrEmailTaken
 			}
 		}
-		id := newID()
-		for {
-			_, dup, err := t.getString(idPrefix + id)
-			if err != nil {
-				return err
-			}
-			if !dup {
-				break
-			}
-			id = newID()
-		}
-		if email != "" && !taken {
-			if err := t.b.Set([]byte(emailPrefix+mb), []byte(id), nil); err != nil {
-				return err
-			}
-		}
-		k.seq++
-		sk := storedKey{ID: id, Seq: k.seq, Tier: tier, Email: email, Created: t.now}
-		if tier == Paid && !paidUntil.IsZero() {
-			sk.PaidUntil = paidUntil.UTC()
-		}
+		sk, err := t.newAccount(h, tier, email, paidUntil, !taken)
 		rec = sk.record()
-		return t.put(h, sk)
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, ErrEmailTaken) {
