@@ -82,23 +82,64 @@ func newDemoIndex(tb testing.TB) *fakeIndex {
 	return f
 }
 
-// fakeRegistrar records registrations and answers with err when set.
+// fakeRegistrar records sign-ups and answers with err when set.
 type fakeRegistrar struct {
-	mu      sync.Mutex
-	err     error
-	emails  []string
-	clients []netip.Addr
+	mu       sync.Mutex
+	err      error
+	emails   []string
+	clients  []netip.Addr
+	codes    []string // codes verified
+	rotated  []string // keys rotated
+	replaces bool     // StartSignup finds a key on the mailbox
 }
 
-func (r *fakeRegistrar) Register(ctx context.Context, email string, client netip.Addr) (string, error) {
+func (r *fakeRegistrar) StartSignup(ctx context.Context, email string, client netip.Addr) (Signup, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emails = append(r.emails, email)
 	r.clients = append(r.clients, client)
 	if r.err != nil {
+		return Signup{}, r.err
+	}
+	return Signup{Email: strings.ToLower(email), Code: "424242", Expires: testBuiltAt.Add(105 * time.Minute), Replaces: r.replaces}, nil
+}
+
+func (r *fakeRegistrar) VerifySignup(ctx context.Context, email, code string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emails = append(r.emails, email)
+	r.codes = append(r.codes, code)
+	if r.err != nil {
 		return "", r.err
 	}
 	return fmt.Sprintf("kw_live_%s", strings.Repeat("7f3a", 8)), nil
+}
+
+func (r *fakeRegistrar) RotateKey(ctx context.Context, key string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rotated = append(r.rotated, key)
+	if r.err != nil {
+		return "", r.err
+	}
+	return fmt.Sprintf("kw_live_%s", strings.Repeat("9b1c", 8)), nil
+}
+
+// fakeMailer keeps what the server mails.
+type fakeMailer struct {
+	mu   sync.Mutex
+	err  error
+	sent []Mail
+}
+
+func (m *fakeMailer) SendMail(ctx context.Context, mail Mail) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	m.sent = append(m.sent, mail)
+	return nil
 }
 
 // demoServer is a Server over the demo index.
@@ -107,6 +148,7 @@ type demoServer struct {
 	index     *fakeIndex
 	access    *fakeAccess
 	registrar *fakeRegistrar
+	mailer    *fakeMailer
 	log       *syncBuffer
 }
 
@@ -114,13 +156,14 @@ type demoServer struct {
 // registration, at a fixed clock: 2026-11-22 04:30 UTC.
 func newDemoServer(tb testing.TB) *demoServer {
 	tb.Helper()
-	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, log: &syncBuffer{}}
+	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, mailer: &fakeMailer{}, log: &syncBuffer{}}
 	ds.Server = New(Options{
 		Index:     ds.index,
 		Logger:    slog.New(slog.NewTextHandler(ds.log, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Now:       func() time.Time { return testBuiltAt.Add(90 * time.Minute) },
 		Access:    ds.access,
 		Registrar: ds.registrar,
+		Mailer:    ds.mailer,
 		PublicURL: "http://kwdata.example/",
 	})
 	return ds

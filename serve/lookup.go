@@ -19,7 +19,6 @@ const (
 	CodeBodyTooLarge         = "body_too_large"
 	CodeTooManyKeywords      = "too_many_keywords"
 	CodeInvalidEmail         = "invalid_email"
-	CodeEmailTaken           = "email_taken"
 	CodeTooManyRegistrations = "too_many_registrations"
 	CodeForbiddenOrigin      = "forbidden_origin"
 )
@@ -32,8 +31,7 @@ func init() {
 		CodeBodyTooLarge:         {"Request body too large", "The request body exceeds the size this endpoint accepts. Send fewer or shorter keywords."},
 		CodeTooManyKeywords:      {"Too many keywords", "A bulk request may hold at most 100 keywords; split larger lists into several requests."},
 		CodeInvalidEmail:         {"Invalid email address", "The email address is empty or not a valid address. Registration needs an address that can receive mail."},
-		CodeEmailTaken:           {"Email already registered", "An active API key already exists for this email address; one address holds one key."},
-		CodeTooManyRegistrations: {"Too many registrations", "This address has registered too many keys today. Retry after the number of seconds in the Retry-After header."},
+		CodeTooManyRegistrations: {"Too many sign-up codes", "Too many sign-up codes were asked for today from this client address, or sent to this mailbox. Retry after the number of seconds in the Retry-After header, or use the latest code."},
 		CodeForbiddenOrigin:      {"Forbidden origin", "The MCP endpoint refuses requests whose Origin is another site, which protects local servers from DNS rebinding. Call it from a program, not from a web page of another site."},
 	} {
 		problems[code] = info

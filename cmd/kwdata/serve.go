@@ -18,6 +18,7 @@ import (
 	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
+	"github.com/kwdata/kwdata/serve/mail"
 )
 
 // serveConfig is what serve and demo share.
@@ -43,15 +44,20 @@ type serveConfig struct {
 	// listener, if set, is already bound to addr (demo binds before its
 	// stages, so a busy port fails first, not after them).
 	listener net.Listener
+	// mailer sends sign-up codes. Default (nil): each message is written
+	// to the log instead, and the start says so.
+	mailer serve.Mailer
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
 	publicURL := fs.String("public-url", "", "URL clients reach the server at, e.g. https://kwdata.example.com, for absolute links in pages and llms.txt (default: http://ADDR when --addr names one host, else relative links; never the request's Host)")
 	cacheMB := fs.Int("cache-mb", 256, "MiB of memory for the index's block cache (outside the Go heap); the build's size keeps all of it in memory")
+	smtpURL := fs.String("smtp-url", "", "SMTP server for sign-up codes, smtp://user:pass@host:587 (STARTTLS when offered, required with a login) or smtps://host:465; the password may instead come from $"+smtpPasswordEnv+" (default: write each message to the log)")
+	mailFrom := fs.String("mail-from", "", "sender of sign-up mail, e.g. \"kwdata <no-reply@example.com>\" (required with --smtp-url)")
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	var origins stringList
@@ -71,6 +77,15 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return usageError{fmt.Errorf("--public-url: %w", err)}
 	}
 	cfg.publicURL = pub
+	if *smtpURL != "" {
+		sender, err := mail.NewSMTP(*smtpURL, os.Getenv(smtpPasswordEnv), *mailFrom)
+		if err != nil {
+			return usageError{fmt.Errorf("--smtp-url: %w", err)}
+		}
+		cfg.mailer = sender
+	} else if *mailFrom != "" {
+		return usageError{errors.New("--mail-from needs --smtp-url; without it, mail is written to the log")}
+	}
 	for _, o := range origins {
 		if _, err := serve.CanonicalOrigin(o); err != nil {
 			return usageError{fmt.Errorf("--allowed-origin: %w", err)}
@@ -92,6 +107,10 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	}
 	return m.serve(ctx, cfg)
 }
+
+// smtpPasswordEnv holds the SMTP password when it should not appear on
+// the command line (and so in the process list).
+const smtpPasswordEnv = "KWDATA_SMTP_PASSWORD"
 
 // serveGCPercent is serve's GOGC unless the environment sets one.
 const serveGCPercent = 400
@@ -165,9 +184,15 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		cfg.publicURL = defaultPublicURL(ln.Addr())
 	}
 	adapter := accessAdapter{acc}
+	if cfg.mailer == nil {
+		m.Logger.Warn("no --smtp-url: sign-up codes are written to this log, not mailed")
+		cfg.mailer = serve.LogMailer{Logger: m.Logger.With("component", "mail")}
+	} else {
+		m.Logger.Info("sign-up codes are mailed", "smtp", cfg.mailer)
+	}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		Access: adapter, Registrar: adapter, Mailer: cfg.mailer, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 		PublicURL: cfg.publicURL,
 	})
 	if cfg.pprof != "" {
