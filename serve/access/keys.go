@@ -144,6 +144,13 @@ type storedKey struct {
 	Created   time.Time `json:"created"`
 	PaidUntil time.Time `json:"paid_until,omitzero"`
 	Revoked   time.Time `json:"revoked,omitzero"`
+
+	// Billing (see BillingChange).
+	Customer          string    `json:"customer,omitempty"`
+	Subscription      string    `json:"subscription,omitempty"`
+	Status            string    `json:"status,omitempty"`
+	CancelAtPeriodEnd bool      `json:"cancel_at_period_end,omitempty"`
+	PaymentFailed     time.Time `json:"payment_failed,omitzero"`
 }
 
 func (k storedKey) record() KeyRecord {
