@@ -19,6 +19,9 @@ func (s *Server) handleAccounts() {
 	s.handle("GET /register", s.handleRegisterPage)
 	s.handle("POST /register", s.handleRegisterForm)
 	s.handle("POST /register/verify", s.handleRegisterVerifyForm)
+	s.handle("POST /v1/billing/checkout", s.handleCheckout)
+	s.handle("POST /v1/billing/portal", s.handlePortal)
+	s.handle("POST /v1/billing/webhook", s.handleWebhook)
 }
 
 // LogMailer is the Mailer of a server without SMTP: it writes each message

@@ -125,6 +125,41 @@ func (r *fakeRegistrar) RotateKey(ctx context.Context, key string) (string, erro
 	return fmt.Sprintf("kw_live_%s", strings.Repeat("9b1c", 8)), nil
 }
 
+// fakeBilling answers with fixed pages, or err when set.
+type fakeBilling struct {
+	mu     sync.Mutex
+	err    error
+	keys   []string
+	events [][]byte
+}
+
+func (b *fakeBilling) Checkout(ctx context.Context, key string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys = append(b.keys, key)
+	if b.err != nil {
+		return "", b.err
+	}
+	return "https://checkout.stripe.com/c/pay/cs_test_a1b2c3", nil
+}
+
+func (b *fakeBilling) Portal(ctx context.Context, key string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys = append(b.keys, key)
+	if b.err != nil {
+		return "", b.err
+	}
+	return "https://billing.stripe.com/p/session/test_a1b2c3", nil
+}
+
+func (b *fakeBilling) Webhook(ctx context.Context, payload []byte, signature string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.events = append(b.events, payload)
+	return b.err
+}
+
 // fakeMailer keeps what the server mails.
 type fakeMailer struct {
 	mu   sync.Mutex
@@ -149,6 +184,7 @@ type demoServer struct {
 	access    *fakeAccess
 	registrar *fakeRegistrar
 	mailer    *fakeMailer
+	billing   *fakeBilling
 	log       *syncBuffer
 }
 
@@ -156,7 +192,7 @@ type demoServer struct {
 // registration, at a fixed clock: 2026-11-22 04:30 UTC.
 func newDemoServer(tb testing.TB) *demoServer {
 	tb.Helper()
-	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, mailer: &fakeMailer{}, log: &syncBuffer{}}
+	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, mailer: &fakeMailer{}, billing: &fakeBilling{}, log: &syncBuffer{}}
 	ds.Server = New(Options{
 		Index:     ds.index,
 		Logger:    slog.New(slog.NewTextHandler(ds.log, &slog.HandlerOptions{Level: slog.LevelInfo})),
@@ -164,6 +200,7 @@ func newDemoServer(tb testing.TB) *demoServer {
 		Access:    ds.access,
 		Registrar: ds.registrar,
 		Mailer:    ds.mailer,
+		Billing:   ds.billing,
 		PublicURL: "http://kwdata.example/",
 	})
 	return ds

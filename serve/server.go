@@ -49,6 +49,9 @@ type Options struct {
 	// Mailer sends sign-up codes. Default: LogMailer on Logger, which
 	// writes each message to the log instead of sending it.
 	Mailer Mailer
+	// Billing runs the paid tier's subscription (POST /v1/billing/*).
+	// Default: nil, and those routes answer 501 billing_unavailable.
+	Billing Billing
 	// AllowedOrigins are web origins ("https://kwdata.example.com") whose
 	// pages may call POST /mcp, besides pages on a loopback host. Each must
 	// pass CanonicalOrigin; New panics otherwise. Default: none.
@@ -97,6 +100,7 @@ type Server struct {
 
 	registrar Registrar
 	mailer    Mailer
+	billing   Billing
 	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
 	mcp       *mcpEndpoint    // the SDK server behind POST /mcp
 	publicURL string          // Options.PublicURL without a trailing "/"
@@ -141,6 +145,7 @@ func New(opt Options) *Server {
 
 		registrar: opt.Registrar,
 		mailer:    opt.Mailer,
+		billing:   opt.Billing,
 		origins:   map[string]bool{},
 	}
 	for _, o := range opt.AllowedOrigins {

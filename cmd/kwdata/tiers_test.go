@@ -32,6 +32,7 @@ import (
 	"github.com/kwdata/kwdata/lake"
 
 	"github.com/kwdata/kwdata/internal/testservers"
+	"github.com/stripe/stripe-go/v85/webhook"
 )
 
 // tiersDate is the data date of the index every tiers test serves.
@@ -79,6 +80,7 @@ func TestTiers(t *testing.T) {
 	t.Run("CleanRestart", env.testCleanRestart)
 	t.Run("CrashRestart", env.testCrashRestart)
 	t.Run("Register", env.testRegister)
+	t.Run("Billing", env.testBilling)
 	t.Run("MCP", env.testMCP)
 }
 
@@ -623,6 +625,75 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 	}
 	// Signing up is not a lookup.
 	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+}
+
+// testBilling: the subscription end to end with the official Stripe
+// library against stripe-mock, and webhook events signed here with the
+// configured secret: paid after checkout.session.completed (no RateLimit
+// fields), registered again after customer.subscription.deleted (500 a
+// month, the count kept), a replayed event changes nothing, a bad
+// signature is 400 and changes nothing.
+func (env *tiersEnv) testBilling(t *testing.T) {
+	api := testservers.StartStripeMock(t)
+	const secret = "whsec_kwdata_test"
+	t.Setenv("STRIPE_SECRET_KEY", "sk_test_kwdata")
+	t.Setenv("STRIPE_WEBHOOK_SECRET", secret)
+	data := env.fresh(t)
+	key, id := env.createKey(t, data, "--tier", "registered", "--email", "payer@example.com")
+	s := env.start(t, data, "--stripe-price", "price_kwdata", "--stripe-api", api)
+	auth := []string{"Authorization", "Bearer " + key}
+	_, monthEnd := tiersMonth(time.Now())
+	for i := range 3 {
+		tiersWantLimit(t, s.lookup(t, env.keywords[i], auth...), tiersMonthly(time.Now()), int64(499-i), monthEnd)
+	}
+
+	r := s.do(t, "POST", "/v1/billing/checkout", "", auth...)
+	tiersWantStatus(t, r, 201, "")
+	var page struct{ URL string }
+	if err := json.Unmarshal(r.body, &page); err != nil || !strings.HasPrefix(page.URL, "http") {
+		t.Fatalf("checkout answered %s (%v)", r.body, err)
+	}
+	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/checkout", ""), 401, "invalid_key")
+	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/portal", "", auth...), 409, "no_subscription")
+
+	post := func(body, withSecret string) tiersResp {
+		t.Helper()
+		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(body), Secret: withSecret, Timestamp: time.Now()})
+		return s.do(t, "POST", "/v1/billing/webhook", body, "Stripe-Signature", signed.Header)
+	}
+	event := func(id, typ, object string) string {
+		return `{"id": "` + id + `", "object": "event", "api_version": "2025-09-30.clover", "type": "` + typ + `", "data": {"object": ` + object + `}}`
+	}
+	completed := event("evt_checkout", "checkout.session.completed",
+		`{"id": "cs_test_1", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_kwdata", "subscription": "sub_kwdata"}`)
+	deleted := event("evt_deleted", "customer.subscription.deleted",
+		`{"id": "sub_kwdata", "object": "subscription", "customer": "cus_kwdata", "status": "canceled"}`)
+
+	tiersWantStatus(t, post(completed, "whsec_wrong"), 400, "invalid_signature")
+	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/webhook", completed), 400, "invalid_signature")
+	tiersWantLimit(t, s.lookup(t, env.keywords[3], auth...), tiersMonthly(time.Now()), 496, monthEnd)
+
+	tiersWantStatus(t, post(completed, secret), 200, "")
+	for i := range 5 {
+		r := s.lookup(t, env.keywords[i], auth...)
+		tiersWantStatus(t, r, 200, "")
+		if v := r.header.Get("RateLimit") + r.header.Get("RateLimit-Policy"); v != "" {
+			t.Fatalf("a paid lookup carries RateLimit fields: %s", v)
+		}
+	}
+	r = s.do(t, "POST", "/v1/billing/portal", "", auth...)
+	tiersWantStatus(t, r, 200, "")
+	if out, _ := env.cli(t, "keys", "list", "--data", data); !regexp.MustCompile(`(?m)^` + id + `\s+paid\s`).MatchString(out) {
+		t.Errorf("keys list does not show %s paid:\n%s", id, out)
+	}
+
+	tiersWantStatus(t, post(deleted, secret), 200, "")
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], auth...), tiersMonthly(time.Now()), 495, monthEnd)
+	// Replays, as Stripe's retries are, change nothing: the checkout does
+	// not make the key paid again.
+	tiersWantStatus(t, post(completed, secret), 200, "")
+	tiersWantStatus(t, post(deleted, secret), 200, "")
+	tiersWantLimit(t, s.lookup(t, env.keywords[1], auth...), tiersMonthly(time.Now()), 494, monthEnd)
 }
 
 // testMCP: POST /mcp with raw JSON-RPC against the real access store. A
