@@ -118,7 +118,9 @@ var exampleCases = []exampleCase{
 		body: `{"id": "evt_1", "object": "event", "type": "invoice.paid"}`, header: http.Header{"Stripe-Signature": {"t=1764000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"}}},
 	{loc: "POST /v1/billing/webhook 400 invalid_signature", method: "POST", target: "/v1/billing/webhook",
 		body: `{"id": "evt_1", "object": "event", "type": "invoice.paid"}`, header: http.Header{"Stripe-Signature": {"t=1764000000,v1=00"}},
-		setup: func(ds *demoServer) { ds.billing.err = fmt.Errorf("%w: no signatures found matching the expected signature", ErrBadSignature) }},
+		setup: func(ds *demoServer) {
+			ds.billing.err = fmt.Errorf("%w: no signatures found matching the expected signature", ErrBadSignature)
+		}},
 	{loc: "POST /mcp 200 initialize", method: "POST", target: "/mcp", reqExample: "initialize",
 		body: `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-agent", "version": "1.0.0"}}}`},
 	{loc: "POST /mcp 200 tools_call", method: "POST", target: "/mcp", reqExample: "tools_call",
