@@ -219,6 +219,9 @@ func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingCha
 		if err := json.Unmarshal(ev.Data.Raw, &sub); err != nil {
 			return c, false, err
 		}
+		if sub.ID == "" {
+			return c, false, nil
+		}
 		c.Subscription, c.Status = sub.ID, string(sub.Status)
 		if sub.Customer != nil {
 			c.Customer = sub.Customer.ID
@@ -237,6 +240,9 @@ func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingCha
 		var sub stripe.Subscription
 		if err := json.Unmarshal(ev.Data.Raw, &sub); err != nil {
 			return c, false, err
+		}
+		if sub.ID == "" {
+			return c, false, nil
 		}
 		c.Subscription, c.Ended = sub.ID, true
 		if sub.Customer != nil {
