@@ -90,7 +90,8 @@ type fakeRegistrar struct {
 	clients  []netip.Addr
 	codes    []string // codes verified
 	rotated  []string // keys rotated
-	replaces bool     // StartSignup finds a key on the mailbox
+	replaces bool        // StartSignup finds a key on the mailbox
+	account  AccountInfo // what Account answers; a registered account when empty
 }
 
 func (r *fakeRegistrar) StartSignup(ctx context.Context, email string, client netip.Addr) (Signup, error) {
@@ -125,10 +126,24 @@ func (r *fakeRegistrar) RotateKey(ctx context.Context, key string) (string, erro
 	return fmt.Sprintf("kw_live_%s", strings.Repeat("9b1c", 8)), nil
 }
 
+func (r *fakeRegistrar) Account(ctx context.Context, key string) (AccountInfo, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return AccountInfo{}, r.err
+	}
+	if r.account.KeyID == "" {
+		return AccountInfo{KeyID: "a1b2c3d4e5f6", Email: "ada@example.com", Tier: "registered", Used: 123, Left: 377, Quota: 500,
+			Renews: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}, nil
+	}
+	return r.account, nil
+}
+
 // fakeBilling answers with fixed pages, or err when set.
 type fakeBilling struct {
 	mu     sync.Mutex
 	err    error
+	url    string // the page Checkout and Portal answer; Stripe's when empty
 	keys   []string
 	events [][]byte
 }
@@ -140,6 +155,9 @@ func (b *fakeBilling) Checkout(ctx context.Context, key string) (string, error) 
 	if b.err != nil {
 		return "", b.err
 	}
+	if b.url != "" {
+		return b.url, nil
+	}
 	return "https://checkout.stripe.com/c/pay/cs_test_a1b2c3", nil
 }
 
@@ -149,6 +167,9 @@ func (b *fakeBilling) Portal(ctx context.Context, key string) (string, error) {
 	b.keys = append(b.keys, key)
 	if b.err != nil {
 		return "", b.err
+	}
+	if b.url != "" {
+		return b.url, nil
 	}
 	return "https://billing.stripe.com/p/session/test_a1b2c3", nil
 }

@@ -34,6 +34,36 @@ type Registrar interface {
 	// (tier, subscription and this period's count move with it); the old
 	// key stops working. An unknown or revoked key wraps ErrInvalidKey.
 	RotateKey(ctx context.Context, key string) (newKey string, err error)
+	// Account describes the account of an active key for its page; an
+	// unknown or revoked key wraps ErrInvalidKey.
+	Account(ctx context.Context, key string) (AccountInfo, error)
+}
+
+// AccountInfo is what the account page shows of one account.
+type AccountInfo struct {
+	KeyID, Email string
+	// Tier is the tier the key counts as now: "registered" or "paid".
+	Tier string
+	// Used is the lookups counted this UTC month; Left what the monthly
+	// allowance has left (registered only; -1 when unlimited).
+	Used, Left int64
+	// Quota is the monthly allowance of the registered tier.
+	Quota int64
+	// Renews is when the monthly allowance is whole again (registered),
+	// or when the paid period ends (paid).
+	Renews time.Time
+	// SubStatus is the subscription's state as the payment provider says
+	// it ("active", "past_due", "canceled"); empty if never subscribed.
+	SubStatus string
+	// HasCustomer is true once the account has subscribed, so the
+	// billing portal has something to manage.
+	HasCustomer bool
+	// CancelAtPeriodEnd is true when the subscription ends at Renews
+	// instead of renewing.
+	CancelAtPeriodEnd bool
+	// PaymentFailed is when the last charge failed, if no charge has
+	// succeeded since; zero otherwise.
+	PaymentFailed time.Time
 }
 
 // Signup is a one-time code to mail, from Registrar.StartSignup.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
+	"time"
 
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
@@ -61,6 +62,24 @@ func (a accessAdapter) RotateKey(ctx context.Context, key string) (string, error
 		return "", signupError(err)
 	}
 	return fresh, nil
+}
+
+func (a accessAdapter) Account(ctx context.Context, key string) (serve.AccountInfo, error) {
+	rec, b, err := a.s.Account(ctx, key)
+	if err != nil {
+		return serve.AccountInfo{}, signupError(err)
+	}
+	now := time.Now().UTC()
+	reg, paid := a.s.MonthUsage(rec.ID)
+	info := serve.AccountInfo{KeyID: rec.ID, Email: rec.Email, Tier: string(rec.ActiveTier(now)), Quota: a.s.RegisteredPerMonth(),
+		SubStatus: b.Status, HasCustomer: b.Customer != "", CancelAtPeriodEnd: b.CancelAtPeriodEnd, PaymentFailed: b.PaymentFailed}
+	if info.Tier == string(access.Paid) {
+		info.Used, info.Left, info.Renews = reg+paid, -1, rec.PaidUntil
+	} else {
+		info.Used, info.Left = reg, max(info.Quota-reg, 0)
+		info.Renews = time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return info, nil
 }
 
 // signupError translates the access store's sign-up and key errors into

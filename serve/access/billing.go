@@ -170,3 +170,27 @@ func (s *Store) Account(ctx context.Context, key string) (KeyRecord, Billing, er
 	return recs[0], Billing{Customer: sk.Customer, Subscription: sk.Subscription, Status: sk.Status,
 		CancelAtPeriodEnd: sk.CancelAtPeriodEnd, PaymentFailed: sk.PaymentFailed}, nil
 }
+
+// MonthUsage returns the lookups counted on an account this UTC month,
+// at the registered tier (what its allowance is spent by) and at the paid
+// tier.
+func (s *Store) MonthUsage(id string) (registered, paid int64) {
+	month := kindKey.window(s.opt.Now())
+	for _, kd := range []kind{kindKey, kindPaid} {
+		k := ckey{kind: kd, window: month, id: id}
+		sh := s.shard(k)
+		sh.mu.Lock()
+		if c := sh.m[k]; c != nil {
+			if kd == kindKey {
+				registered = c.used
+			} else {
+				paid = c.used
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return registered, paid
+}
+
+// RegisteredPerMonth is the registered tier's monthly allowance.
+func (s *Store) RegisteredPerMonth() int64 { return s.opt.RegisteredPerMonth }
