@@ -88,8 +88,8 @@ type fakeRegistrar struct {
 	err      error
 	emails   []string
 	clients  []netip.Addr
-	codes    []string // codes verified
-	rotated  []string // keys rotated
+	codes    []string    // codes verified
+	rotated  []string    // keys rotated
 	replaces bool        // StartSignup finds a key on the mailbox
 	account  AccountInfo // what Account answers; a registered account when empty
 }
