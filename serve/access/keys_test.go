@@ -383,3 +383,24 @@ func TestAccountsHoldOnlyHashes(t *testing.T) {
 		t.Errorf("found %d of %d key hashes on disk", found, len(keys))
 	}
 }
+
+// TestNoAdminSocket: a folder whose path is too long for a Unix socket
+// still serves; the command line is told the database is held.
+func TestNoAdminSocket(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 110))
+	clk := newClock(t, "2026-11-22T12:00:00Z")
+	var log logBuffer
+	s := openStore(t, dir, clk, withLog(&log))
+	key, _ := mustCreate(t, s, Registered, time.Time{})
+	mustIdentify(t, s, key, mustAddr(t, "192.0.2.1"))
+	if n := len(log.lines("level=ERROR", "cannot reach this server")); n != 1 {
+		t.Errorf("%d error lines about the socket, want 1", n)
+	}
+	start := time.Now()
+	if _, err := openLocalKeys(Options{Dir: dir, Logger: s.log, Now: clk.Now, fs: s.opt.fs}); err == nil || !isLocked(err) {
+		t.Errorf("opening the held database: %v, want a lock error", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("a held database made the open wait")
+	}
+}

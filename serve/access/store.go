@@ -121,8 +121,10 @@ func Open(opt Options) (s *Store, err error) {
 		s.log.Warn("cannot write usage snapshot", "err", err)
 	}
 	if s.admin, err = s.listenAdmin(); err != nil {
-		s.db.Close()
-		return nil, err
+		// Serving matters more than the command line: without the
+		// socket (a folder path too long for one, say), kwdata keys
+		// says the database is held, and the server runs on.
+		s.log.Error("kwdata keys cannot reach this server; manage keys with the server stopped", "err", err)
 	}
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.flushLoop() }()
@@ -410,7 +412,9 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.admin.close()
+	if s.admin != nil {
+		s.admin.close()
+	}
 	close(s.done)
 	s.wg.Wait()
 	err := s.flush()
