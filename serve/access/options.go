@@ -25,8 +25,9 @@ type Options struct {
 	// RegisteredPerMonth is the allowance of a registered key per UTC
 	// calendar month. Default 500.
 	RegisteredPerMonth int64
-	// RegistrationsPerAddressPerDay is how many keys Register issues to one
-	// client address per UTC day. Default 3.
+	// RegistrationsPerAddressPerDay is how many sign-up codes StartSignup
+	// makes (and keys Register issues) for one client address per UTC
+	// day. Default 3.
 	RegistrationsPerAddressPerDay int64
 	// FlushInterval is how often changed counters are written to disk, and
 	// so the most counting a crash can lose. Default 1s.
