@@ -14,9 +14,10 @@ build:
 demo: build
 	./$(BIN) demo --addr $(ADDR)
 
-# Tests that need a tool this machine lacks (headless Chromium, DuckDB)
+# Tests that need a tool this machine lacks (headless Chromium, DuckDB,
+# Mailpit, stripe-mock)
 # skip; each notes itself in $$KWDATA_SKIPPED, and the list is printed
-# last, with how to get the tool. .ci/run installs both, then runs this.
+# last, with how to get the tool. .ci/run installs them, then runs this.
 test: test-race
 	$(GO) vet ./...
 	@skipped=$$(mktemp); \

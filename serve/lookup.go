@@ -19,7 +19,6 @@ const (
 	CodeBodyTooLarge         = "body_too_large"
 	CodeTooManyKeywords      = "too_many_keywords"
 	CodeInvalidEmail         = "invalid_email"
-	CodeEmailTaken           = "email_taken"
 	CodeTooManyRegistrations = "too_many_registrations"
 	CodeForbiddenOrigin      = "forbidden_origin"
 )

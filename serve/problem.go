@@ -60,9 +60,13 @@ var problems = map[string]problemInfo{
 	CodeBodyTooLarge:         {"Request body too large", "The request body exceeds the size this endpoint accepts. Send fewer or shorter keywords."},
 	CodeTooManyKeywords:      {"Too many keywords", "A bulk request may hold at most 100 keywords; split larger lists into several requests."},
 	CodeInvalidEmail:         {"Invalid email address", "The email address is empty or not a valid address. Registration needs an address that can receive mail."},
-	CodeEmailTaken:           {"Email already registered", "An active API key already exists for this email address; one address holds one key."},
-	CodeTooManyRegistrations: {"Too many registrations", "This address has registered too many keys today. Retry after the number of seconds in the Retry-After header."},
+	CodeTooManyRegistrations: {"Too many sign-up codes", "Too many sign-up codes were asked for today from this client address, or sent to this mailbox. Retry after the number of seconds in the Retry-After header, or use the latest code."},
 	CodeForbiddenOrigin:      {"Forbidden origin", "The MCP endpoint refuses requests whose Origin is another site, which protects local servers from DNS rebinding. Call it from a program, not from a web page of another site."},
+	CodeBillingUnavailable:   {"Billing is not available", "This server takes no payments; the paid tier is granted by its operator (kwdata keys set-tier)."},
+	CodeNoSubscription:       {"No subscription", "This key's account has never subscribed to the paid tier; subscribe with POST /v1/billing/checkout first."},
+	CodeInvalidSignature:     {"Invalid webhook signature", "The event's Stripe-Signature does not match the configured webhook secret, or is too old. Nothing was changed."},
+	CodeInvalidCode:          {"Invalid sign-up code", "The code is wrong, used, expired (codes last 15 minutes) or was replaced by a newer one; after 5 wrong tries it stops working. Request a new code with POST /v1/register."},
+	CodeMailUnavailable:      {"Mail cannot be sent", "The server could not send the sign-up code by mail just now. Retry in a few minutes."},
 }
 
 // HTTPError is an error with the response a client should see. Handlers
