@@ -14,9 +14,10 @@ build:
 demo: build
 	./$(BIN) demo --addr $(ADDR)
 
-# Tests that need a tool this machine lacks (headless Chromium, DuckDB)
+# Tests that need a tool this machine lacks (headless Chromium, DuckDB,
+# Mailpit, stripe-mock)
 # skip; each notes itself in $$KWDATA_SKIPPED, and the list is printed
-# last, with how to get the tool. .ci/run installs both, then runs this.
+# last, with how to get the tool. .ci/run installs them, then runs this.
 test: test-race
 	$(GO) vet ./...
 	@skipped=$$(mktemp); \
@@ -47,6 +48,12 @@ bench-similarity-10m: build
 bench-serve: build
 	bash serve/bench.sh $(BIN)
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# gofmt, go vet, staticcheck (run through the module proxy, so nothing needs
+# installing) and a tidy go.mod; CI runs it before the tests.
 lint:
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	@$(GO) mod tidy -diff || (echo "go.mod or go.sum is not tidy: run go mod tidy and commit both"; exit 1)

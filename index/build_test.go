@@ -296,4 +296,20 @@ func TestListBuildsAndPublished(t *testing.T) {
 	if id := readCurrent(t, data); id != b.BuildID {
 		t.Errorf("Published = %q, want the last build %q", id, b.BuildID)
 	}
+	// Retention reads builds through these, so they must agree with Build.
+	if m, err := ReadManifest(data, a.BuildID); err != nil || m.BuildID != a.BuildID || m.DataDate != "2026-11-21" || !m.BuiltAt.Equal(a.BuiltAt) {
+		t.Errorf("ReadManifest(%s) = %+v, %v; want the manifest Build returned", a.BuildID, m, err)
+	}
+	for _, id := range []string{"20261122T000000Z-nomanifest", "../" + a.BuildID, ".building-20261122T000000Z-abcdef", ""} {
+		if _, err := ReadManifest(data, id); err == nil {
+			t.Errorf("ReadManifest(%q) succeeded; want an error", id)
+		}
+	}
+	wantUnfinished := []string{filepath.Join(data, "index", ".building-20261122T000000Z-abcdef")}
+	if got, err := Unfinished(data); err != nil || !slices.Equal(got, wantUnfinished) {
+		t.Errorf("Unfinished = %v, %v; want %v", got, err, wantUnfinished)
+	}
+	if got, err := Unfinished(t.TempDir()); err != nil || len(got) != 0 {
+		t.Errorf("Unfinished with no index folder = %v, %v", got, err)
+	}
 }

@@ -4,7 +4,11 @@
 // published build through kw.Index, switching to a newly published build
 // without failing a request in flight.
 //
-// It is the only package that imports Pebble. The on-disk contract:
+// It owns every Pebble database of the index (serve/access keeps its
+// counters in a Pebble store of its own), and it owns the index folder's
+// layout: other packages ask it (Published, ListBuilds, ReadManifest,
+// Unfinished) rather than read the folder themselves. The on-disk
+// contract:
 //
 //	<data>/index/CURRENT            the published build id and a newline
 //	<data>/index/<build-id>/        one complete build (never changed again)

@@ -129,7 +129,7 @@ func readPointer(fs vfs.FS, dir string) (string, error) {
 	}
 	id := strings.TrimSpace(string(b))
 	if !validBuildID(id) {
-		return "", fmt.Errorf("index pointer %s holds %q, not a build id", name, id)
+		return "", fmt.Errorf("index pointer %s holds %q, not a build id; fix or remove it", name, id)
 	}
 	return id, nil
 }
@@ -163,6 +163,39 @@ func listBuilds(fs vfs.FS, dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Unfinished returns the paths of the builds under <data>/index/ that are
+// not complete: builds in progress and the leftovers of builds that
+// crashed (.building-<id>). Only a caller that knows no build is running,
+// or that judges by their age, may delete them.
+func Unfinished(data string) ([]string, error) {
+	dir := kw.IndexDir(data)
+	names, err := vfs.Default.List(dir)
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cannot list index builds in %s: %w", dir, err)
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, buildingPrefix) {
+			out = append(out, vfs.Default.PathJoin(dir, n))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ReadManifest reads and checks the manifest of the build id under
+// <data>/index/.
+func ReadManifest(data, id string) (Manifest, error) {
+	if !validBuildID(id) {
+		return Manifest{}, fmt.Errorf("%q is not a build id", id)
+	}
+	dir := kw.IndexDir(data)
+	return readManifest(vfs.Default, vfs.Default.PathJoin(dir, id), id)
 }
 
 // readManifest reads and checks the manifest of build id.

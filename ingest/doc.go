@@ -5,7 +5,14 @@
 // The parsers (ParsePlanner, ParseSERPJSONL) are usable on their own; the
 // writers (WriteKeywords, WriteSERPs) are shared with the API sources, so
 // that every source sorts, deduplicates and publishes partitions the same
-// way. Run ties them together for `kwdata ingest`.
+// way. Run ties them together for the export files of `kwdata ingest`.
+//
+// Sources is the ingest stage of a configured run: each country's export
+// files, or its keyword list for the Google Ads API (package googleads) and
+// SERPs from DataForSEO (package dataforseo) within a budget shared by the
+// run's countries. The configuration file's source sections decode into
+// it; Sources.Check fills their defaults and checks them, and Sources.Run
+// ingests them for a date.
 //
 // Bad input never stops a run silently and never corrupts the lake: a bad
 // row is counted and reported with its file and 1-based physical line

@@ -15,7 +15,11 @@ import (
 )
 
 // MaxBadRows is the number of bad rows a Report lists; all are counted.
-const MaxBadRows = 1000
+// It is also what an operator is shown, printed by `kwdata ingest` or
+// logged by a run, followed by a count of the rest: a file of another
+// country is bad on every line, and the first few say why as well as a
+// thousand would.
+const MaxBadRows = 10
 
 // Progress stages passed to Options.Progress.
 const (

@@ -71,6 +71,15 @@ func Ptr[T any](v T) *T { return &v }
 // SERP with rank gaps or a rank past 20 means the same thing everywhere.
 const MaxRank = 20
 
+// DefaultSERPMaxAgeDays is how old, in days before the data date, the SERP
+// of a keyword may be for the similarity stage to use it, unless the
+// operator sets another age (dataforseo.max_age_days, or
+// `kwdata similarity --max-age-days`). Its one home is here because three
+// parts must agree on it: the similarity stage reads SERPs that young,
+// retention keeps the SERP partitions of that window, and DataForSEO
+// refreshes keywords before their SERP ages out of it.
+const DefaultSERPMaxAgeDays = 30
+
 // InTop reports whether a result ranked rank is among the top MaxRank.
 func InTop(rank int32) bool { return rank >= 1 && rank <= MaxRank }
 

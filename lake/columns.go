@@ -55,7 +55,6 @@ type rowGroupRef struct {
 	isInt []bool // whether each requested column is INT32, not a string
 	seq   int
 	rows  int
-	index int
 }
 
 // ScanColumns reads the named top-level string (byte-array) and INT32
@@ -80,19 +79,11 @@ func ScanColumns(ctx context.Context, data, dataset, country, date string, colum
 	sort.Strings(names)
 	var refs []rowGroupRef
 	for _, name := range names {
-		f, err := os.Open(name)
+		f, pf, err := openFile(name)
 		if err != nil {
-			return fmt.Errorf("cannot open %s: %w", name, err)
+			return err
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return fmt.Errorf("cannot stat %s: %w", name, err)
-		}
-		pf, err := parquet.OpenFile(f, st.Size())
-		if err != nil {
-			return fmt.Errorf("cannot read %s as Parquet: %w", name, err)
-		}
 		leaf := make([]int, len(columns))
 		isInt := make([]bool, len(columns))
 		for j, c := range columns {

@@ -44,12 +44,19 @@ type Writer[T any] struct {
 	files, rows  int
 }
 
-// TempDir creates a new folder in the lake's staging folder, <data>/.staging,
+// StagingDir is the lake's staging folder, <data>/.staging: partitions
+// are written there before they are renamed into the lake, and stages keep
+// scratch files there. It sits outside <data>/lake, so no reader's glob
+// sees it; whatever is left in it belongs to a write that crashed (or is
+// still running).
+func StagingDir(data string) string { return filepath.Join(data, ".staging") }
+
+// TempDir creates a new folder in the lake's staging folder (StagingDir)
 // whose name starts with prefix: the place for a stage's scratch files,
 // on the lake's file system and never read as part of it. The caller
 // removes it.
 func TempDir(data, prefix string) (string, error) {
-	staging := filepath.Join(data, ".staging")
+	staging := StagingDir(data)
 	if err := os.MkdirAll(staging, 0o755); err != nil {
 		return "", fmt.Errorf("cannot create staging folder: %w", err)
 	}
@@ -261,20 +268,29 @@ func Scan[T any](ctx context.Context, data, dataset, country, date string, fn fu
 	return nil
 }
 
-func scanFile[T any](ctx context.Context, name string, buf []T, fn func([]T) error) (err error) {
-	f, err := os.Open(name)
+// openFile opens a partition file as Parquet. The caller closes f.
+func openFile(name string) (f *os.File, pf *parquet.File, err error) {
+	f, err = os.Open(name)
 	if err != nil {
-		return fmt.Errorf("cannot open %s: %w", name, err)
+		return nil, nil, fmt.Errorf("cannot open %s: %w", name, err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		pf, err = parquet.OpenFile(f, st.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("cannot read %s as Parquet: %w", name, err)
+	}
+	return f, pf, nil
+}
+
+func scanFile[T any](ctx context.Context, name string, buf []T, fn func([]T) error) (err error) {
+	f, pf, err := openFile(name)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("cannot stat %s: %w", name, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("cannot read %s as Parquet: %w", name, err)
-	}
 	// parquet-go panics on a schema it cannot convert; a damaged or foreign
 	// file must be an error, not a crash.
 	defer func() {

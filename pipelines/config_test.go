@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 const fullConfig = `data: ./data
@@ -111,13 +113,15 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if cfg.Data != "/srv/kwdata" || cfg.Timezone != "UTC" || cfg.Schedule != "" {
 		t.Errorf("cfg = %+v", cfg)
 	}
-	if cfg.Retention != (Retention{KeepBuilds: DefaultKeepBuilds, KeepDays: DefaultKeepDays, MaxAgeDays: DefaultMaxAgeDays}) {
+	if cfg.Retention != (Retention{KeepBuilds: DefaultKeepBuilds, KeepDays: DefaultKeepDays, MaxAgeDays: kw.DefaultSERPMaxAgeDays}) {
 		t.Errorf("retention = %+v, want the defaults", cfg.Retention)
 	}
-	if g := cfg.GoogleAds; g.Endpoint != DefaultGoogleAdsEndpoint || g.APIVersion != DefaultGoogleAdsVersion || g.TokenURL != DefaultGoogleAdsTokenURL || g.RequestsPerSecond != 1 {
+	// The sections come back with the clients' own defaults (their
+	// values are checked where they live: ingest, googleads, dataforseo).
+	if g := cfg.GoogleAds; g.Endpoint == "" || g.APIVersion == "" || g.TokenURL == "" || g.RequestsPerSecond != 1 || *g != g.WithDefaults() {
 		t.Errorf("googleads defaults = %+v", g)
 	}
-	if d := cfg.DataForSEO; d.Endpoint != DefaultDataForSEO || d.MaxSERPsPerRun != DefaultMaxSERPsPerRun || d.MaxAgeDays != DefaultMaxAgeDays {
+	if d := cfg.DataForSEO; d.Endpoint == "" || d.MaxSERPsPerRun <= 0 || d.MaxAgeDays != kw.DefaultSERPMaxAgeDays || *d != d.WithDefaults() {
 		t.Errorf("dataforseo defaults = %+v", d)
 	}
 }

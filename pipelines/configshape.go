@@ -2,10 +2,11 @@ package pipelines
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // checkShape compares a configuration node tree with the Go type it will
@@ -202,13 +203,19 @@ var exampleValues = map[string]string{
 	"token_url":         "https://oauth2.googleapis.com/token",
 }
 
-// yamlFields maps the yaml names of a struct's fields to their types.
+// yamlFields maps the yaml names of a struct's fields to their types; the
+// fields of an inline struct (a section another package owns, such as
+// ingest.Sources) are keys of the struct that holds it.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if opts == "inline" {
+			maps.Copy(out, yamlFields(f.Type))
 			continue
 		}
 		if name == "" {
@@ -223,8 +230,11 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 func fieldNames(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name != "" && name != "-" {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		switch {
+		case opts == "inline":
+			out = append(out, fieldNames(t.Field(i).Type)...)
+		case name != "" && name != "-":
 			out = append(out, name)
 		}
 	}

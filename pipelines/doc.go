@@ -7,10 +7,12 @@
 // It runs no stage code itself. Stages arrive as function values (Stage);
 // cmd/kwdata builds them as closures over the ingest, similarity and index
 // packages. That keeps the orchestration testable with fake stages and keeps
-// the stages unaware of each other. The one import of stage packages is for
-// configuration defaults: config.go takes the API endpoints and the SERP
-// budget defaults from ingest/googleads and ingest/dataforseo, so that the
-// file and the clients cannot disagree.
+// the stages unaware of each other. The file's source sections (keywords,
+// files, googleads, dataforseo) decode straight into ingest.Sources, which
+// owns their defaults and their checks; this package reads the file, checks
+// the run settings and reports every problem of both at once. Retention
+// asks package index and package lake where builds, the pointer and
+// staging leftovers are, rather than knowing their layout itself.
 //
 // Files under the data folder:
 //

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/index"
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -168,7 +169,7 @@ func publish(tb testing.TB, data, id string) {
 
 func current(tb testing.TB, data string) string {
 	tb.Helper()
-	id, err := readCurrent(data)
+	id, err := index.Published(data)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -2,10 +2,8 @@ package pipelines
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwdata/kwdata/index"
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // Retention says what ApplyRetention keeps.
@@ -31,7 +31,7 @@ type Retention struct {
 	// MaxAgeDays keeps the SERP partitions dated from this many days
 	// before the published build's date up to that date: the similarity
 	// stage of that build may have used any of them. LoadConfig sets it
-	// from dataforseo.max_age_days. Default DefaultMaxAgeDays, the
+	// from dataforseo.max_age_days. Default kw.DefaultSERPMaxAgeDays, the
 	// similarity stage's own default.
 	MaxAgeDays int `yaml:"-"`
 }
@@ -62,7 +62,7 @@ func (r Retention) withDefaults() Retention {
 		r.KeepDays = DefaultKeepDays
 	}
 	if r.MaxAgeDays <= 0 {
-		r.MaxAgeDays = DefaultMaxAgeDays
+		r.MaxAgeDays = kw.DefaultSERPMaxAgeDays
 	}
 	return r
 }
@@ -109,8 +109,8 @@ func RetentionStage(data string, r Retention, logger *slog.Logger) Stage {
 //   - stage markers (<data>/state/<date>/) and API checkpoints
 //     (<data>/state/<source>/<cc>/<date>/) dated before the same cutoff,
 //     except those of the published build's data date;
-//   - staging leftovers (<data>/.staging/*, <data>/index/.building-*) not
-//     written to for a day.
+//   - staging leftovers (lake.StagingDir, index.Unfinished) not written to
+//     for a day.
 //
 // If CURRENT exists but cannot be read, nothing is deleted: without knowing
 // what is published, nothing is safe to delete. Deletion goes on past a
@@ -131,7 +131,7 @@ func ApplyRetention(ctx context.Context, data string, r Retention, today string,
 	if err != nil {
 		return rep, fmt.Errorf("cannot apply retention: %w", err)
 	}
-	rep.Published, err = readCurrent(data)
+	rep.Published, err = index.Published(data)
 	if err != nil {
 		return rep, fmt.Errorf("cannot apply retention: %w", err)
 	}
@@ -156,7 +156,7 @@ func ApplyRetention(ctx context.Context, data string, r Retention, today string,
 	// Builds: keep the newest KeepBuilds and the published one.
 	for i, b := range builds {
 		if b.id == rep.Published {
-			rep.PublishedDate = b.DataDate
+			rep.PublishedDate = b.dataDate
 		}
 		if b.id == rep.Published || i >= len(builds)-r.KeepBuilds {
 			rep.KeptBuilds = append(rep.KeptBuilds, b.id)
@@ -223,17 +223,13 @@ func ApplyRetention(ctx context.Context, data string, r Retention, today string,
 	// Leftovers of writes that crashed, judged by wall-clock file times.
 	now := time.Now()
 	var leftovers []string
-	if entries, err := os.ReadDir(filepath.Join(data, ".staging")); err == nil {
+	if entries, err := os.ReadDir(lake.StagingDir(data)); err == nil {
 		for _, e := range entries {
-			leftovers = append(leftovers, filepath.Join(data, ".staging", e.Name()))
+			leftovers = append(leftovers, filepath.Join(lake.StagingDir(data), e.Name()))
 		}
 	}
-	if entries, err := os.ReadDir(kw.IndexDir(data)); err == nil {
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".building-") {
-				leftovers = append(leftovers, filepath.Join(kw.IndexDir(data), e.Name()))
-			}
-		}
+	if unfinished, err := index.Unfinished(data); err == nil {
+		leftovers = append(leftovers, unfinished...)
 	}
 	for _, p := range leftovers {
 		if newest, err := newestModTime(p); err == nil && now.Sub(newest) > leftoverAge {
@@ -263,76 +259,37 @@ func expired(date, cutoff, protected string) bool {
 	return date < cutoff && date != protected
 }
 
-// build is one index build as retention sees it.
+// build is one complete index build as retention sees it.
 type build struct {
-	id string
-	buildManifest
+	id       string
+	dataDate string
+	builtAt  time.Time
 }
 
-// buildManifest holds the two fields of an index manifest that retention
-// reads; the index package owns the rest.
-type buildManifest struct {
-	DataDate string    `json:"data_date"`
-	BuiltAt  time.Time `json:"built_at"`
-}
-
-// listBuilds returns the complete builds (with a readable manifest) under
-// <data>/index/, oldest first. Folders without one are builds in progress
-// or foreign; retention leaves them alone.
+// listBuilds returns the complete builds under <data>/index/ whose
+// manifest the index package reads, oldest first (by build time, then
+// id). A build it cannot read is foreign or damaged; retention leaves it
+// alone.
 func listBuilds(data string) ([]build, error) {
-	dir := kw.IndexDir(data)
-	entries, err := os.ReadDir(dir)
+	ids, err := index.ListBuilds(data)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("cannot list index builds in %s: %w", dir, err)
+		return nil, err
 	}
 	var out []build
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "manifest.json"))
+	for _, id := range ids {
+		m, err := index.ReadManifest(data, id)
 		if err != nil {
 			continue
 		}
-		var m buildManifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			continue
-		}
-		out = append(out, build{id: e.Name(), buildManifest: m})
+		out = append(out, build{id: id, dataDate: m.DataDate, builtAt: m.BuiltAt})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if !out[i].BuiltAt.Equal(out[j].BuiltAt) {
-			return out[i].BuiltAt.Before(out[j].BuiltAt)
+		if !out[i].builtAt.Equal(out[j].builtAt) {
+			return out[i].builtAt.Before(out[j].builtAt)
 		}
 		return out[i].id < out[j].id
 	})
 	return out, nil
-}
-
-// readCurrent returns the build id <data>/index/CURRENT names, "" if the
-// file does not exist.
-func readCurrent(data string) (string, error) {
-	name := filepath.Join(kw.IndexDir(data), "CURRENT")
-	f, err := os.Open(name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
-		}
-		return "", fmt.Errorf("cannot open index pointer %s: %w", name, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 257))
-	if err != nil {
-		return "", fmt.Errorf("cannot read index pointer %s: %w", name, err)
-	}
-	id := strings.TrimSpace(string(b))
-	if id == "" || len(id) > 256 || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
-		return "", fmt.Errorf("index pointer %s holds %q, not a build id; fix or remove it", name, id)
-	}
-	return id, nil
 }
 
 // newestModTime returns the newest modification time of path and

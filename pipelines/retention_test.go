@@ -294,3 +294,41 @@ func TestRetentionRemovesOldAPICheckpoints(t *testing.T) {
 		t.Errorf("report deleted state %v, want the two old checkpoints", rep.DeletedState)
 	}
 }
+
+// TestRetentionLeavesForeignBuilds: a folder under <data>/index/ whose
+// manifest the index package does not read (a format from a newer
+// version, a manifest naming another build) is not a build retention may
+// count or delete, however old.
+func TestRetentionLeavesForeignBuilds(t *testing.T) {
+	data := t.TempDir()
+	t0 := time.Date(2026, 10, 1, 4, 0, 0, 0, time.UTC)
+	for i, id := range []string{"b1", "b2", "b3", "b4"} {
+		writeBuild(t, data, id, "2026-10-0"+string(rune('1'+i)), t0.Add(time.Duration(i)*24*time.Hour))
+	}
+	publish(t, data, "b4")
+	foreign := map[string]string{
+		"newer":   `{"format_version": 99, "data_date": "2026-09-01", "built_at": "2026-09-01T00:00:00Z", "build_id": "newer"}`,
+		"renamed": `{"format_version": 1, "data_date": "2026-09-01", "built_at": "2026-09-01T00:00:00Z", "build_id": "other"}`,
+	}
+	for id, m := range foreign {
+		dir := filepath.Join(kw.IndexDir(data), id)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := ApplyRetention(context.Background(), data, Retention{KeepBuilds: 2}, "2026-10-05", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.KeptBuilds, []string{"b3", "b4"}) || !slices.Equal(rep.DeletedBuilds, []string{"index/b1", "index/b2"}) {
+		t.Errorf("kept %v, deleted %v; want b3, b4 kept and b1, b2 deleted", rep.KeptBuilds, rep.DeletedBuilds)
+	}
+	for id := range foreign {
+		if !exists(t, filepath.Join(kw.IndexDir(data), id)) {
+			t.Errorf("retention deleted %s, which is not a build it reads", id)
+		}
+	}
+}

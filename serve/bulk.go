@@ -235,20 +235,3 @@ func appendBulkJSON(dst []byte, items []bulkItem, country string, info kw.IndexI
 	}
 	return append(dst, "]}\n"...)
 }
-
-// problemJSON is the problem document of he without a trailing newline.
-func problemJSON(he HTTPError) []byte {
-	info, ok := problems[he.Code]
-	if !ok {
-		info.title = http.StatusText(he.Status)
-	}
-	detail := he.Msg
-	if detail == "" {
-		detail = info.about
-	}
-	body, _ := json.Marshal(problemDoc{
-		Type: problemTypePrefix + he.Code, Title: info.title,
-		Status: he.Status, Detail: detail, Code: he.Code,
-	})
-	return body
-}

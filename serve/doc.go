@@ -1,14 +1,19 @@
 // Package serve owns kwdata's HTTP interface (SPEC §8): routing, the
 // JSON answers of GET /v1/keyword, POST /v1/keywords and GET /v1/countries,
-// POST /v1/register, the HTML pages (/ and /keyword), the agent interfaces
+// sign-up by email, key rotation and billing (POST /v1/register,
+// /v1/register/verify, /v1/keys/rotate, /v1/billing/*), the HTML pages
+// (/, /keyword, /register, /account), the agent interfaces
 // (/v1/openapi.json, /llms.txt, the MCP endpoint POST /mcp), CORS for
 // /v1/*, RFC 9457 problem documents, health and readiness probes,
 // Prometheus metrics, the client address behind trusted proxies, and a
 // graceful listener loop.
 //
-// serve reads keyword data only through kw.Index, so the server binary never
-// links Parquet, Arrow or Pebble (deps_test.go enforces it). Access tiers
-// plug in through the Access interface without changing any handler.
+// serve reads keyword data only through kw.Index, so this package never
+// imports Parquet, Arrow, Pebble, index or lake (deps_test.go enforces
+// it); the kwdata binary, which wires every stage, links them all. Access
+// tiers plug in through the Access interface (serve/access implements it
+// with Pebble for its counters) without changing any handler, and
+// accounts, mail and payments through Registrar, Mailer and Billing.
 //
 // Decisions the spec leaves open:
 //

@@ -82,23 +82,120 @@ func newDemoIndex(tb testing.TB) *fakeIndex {
 	return f
 }
 
-// fakeRegistrar records registrations and answers with err when set.
+// fakeRegistrar records sign-ups and answers with err when set.
 type fakeRegistrar struct {
-	mu      sync.Mutex
-	err     error
-	emails  []string
-	clients []netip.Addr
+	mu       sync.Mutex
+	err      error
+	emails   []string
+	clients  []netip.Addr
+	codes    []string    // codes verified
+	rotated  []string    // keys rotated
+	replaces bool        // StartSignup finds a key on the mailbox
+	account  AccountInfo // what Account answers; a registered account when empty
 }
 
-func (r *fakeRegistrar) Register(ctx context.Context, email string, client netip.Addr) (string, error) {
+func (r *fakeRegistrar) StartSignup(ctx context.Context, email string, client netip.Addr) (Signup, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emails = append(r.emails, email)
 	r.clients = append(r.clients, client)
 	if r.err != nil {
+		return Signup{}, r.err
+	}
+	return Signup{Email: strings.ToLower(email), Code: "424242", Expires: testBuiltAt.Add(105 * time.Minute), Replaces: r.replaces}, nil
+}
+
+func (r *fakeRegistrar) VerifySignup(ctx context.Context, email, code string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emails = append(r.emails, email)
+	r.codes = append(r.codes, code)
+	if r.err != nil {
 		return "", r.err
 	}
 	return fmt.Sprintf("kw_live_%s", strings.Repeat("7f3a", 8)), nil
+}
+
+func (r *fakeRegistrar) RotateKey(ctx context.Context, key string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rotated = append(r.rotated, key)
+	if r.err != nil {
+		return "", r.err
+	}
+	return fmt.Sprintf("kw_live_%s", strings.Repeat("9b1c", 8)), nil
+}
+
+func (r *fakeRegistrar) Account(ctx context.Context, key string) (AccountInfo, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return AccountInfo{}, r.err
+	}
+	if r.account.KeyID == "" {
+		return AccountInfo{KeyID: "a1b2c3d4e5f6", Email: "ada@example.com", Tier: "registered", Used: 123, Left: 377, Quota: 500,
+			Renews: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}, nil
+	}
+	return r.account, nil
+}
+
+// fakeBilling answers with fixed pages, or err when set.
+type fakeBilling struct {
+	mu     sync.Mutex
+	err    error
+	url    string // the page Checkout and Portal answer; Stripe's when empty
+	keys   []string
+	events [][]byte
+}
+
+func (b *fakeBilling) Checkout(ctx context.Context, key string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys = append(b.keys, key)
+	if b.err != nil {
+		return "", b.err
+	}
+	if b.url != "" {
+		return b.url, nil
+	}
+	return "https://checkout.stripe.com/c/pay/cs_test_a1b2c3", nil
+}
+
+func (b *fakeBilling) Portal(ctx context.Context, key string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys = append(b.keys, key)
+	if b.err != nil {
+		return "", b.err
+	}
+	if b.url != "" {
+		return b.url, nil
+	}
+	return "https://billing.stripe.com/p/session/test_a1b2c3", nil
+}
+
+func (b *fakeBilling) Webhook(ctx context.Context, payload []byte, signature string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.events = append(b.events, payload)
+	return b.err
+}
+
+// fakeMailer keeps what the server mails.
+type fakeMailer struct {
+	mu   sync.Mutex
+	err  error
+	sent []Mail
+}
+
+func (m *fakeMailer) SendMail(ctx context.Context, mail Mail) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	m.sent = append(m.sent, mail)
+	return nil
 }
 
 // demoServer is a Server over the demo index.
@@ -107,6 +204,8 @@ type demoServer struct {
 	index     *fakeIndex
 	access    *fakeAccess
 	registrar *fakeRegistrar
+	mailer    *fakeMailer
+	billing   *fakeBilling
 	log       *syncBuffer
 }
 
@@ -114,13 +213,15 @@ type demoServer struct {
 // registration, at a fixed clock: 2026-11-22 04:30 UTC.
 func newDemoServer(tb testing.TB) *demoServer {
 	tb.Helper()
-	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, log: &syncBuffer{}}
+	ds := &demoServer{index: newDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, mailer: &fakeMailer{}, billing: &fakeBilling{}, log: &syncBuffer{}}
 	ds.Server = New(Options{
 		Index:     ds.index,
 		Logger:    slog.New(slog.NewTextHandler(ds.log, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Now:       func() time.Time { return testBuiltAt.Add(90 * time.Minute) },
 		Access:    ds.access,
 		Registrar: ds.registrar,
+		Mailer:    ds.mailer,
+		Billing:   ds.billing,
 		PublicURL: "http://kwdata.example/",
 	})
 	return ds

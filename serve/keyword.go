@@ -32,21 +32,10 @@ func parseKeywordQuery(rawQuery string) (string, kw.Country, error) {
 		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: err}
 	case !found || rawQ == "":
 		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ, Msg: missingQMsg}
-	case len(rawQ) > maxRawQ:
-		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong, Msg: tooLongMsg,
-			Err: fmt.Errorf("%w: %d bytes before normalization", kw.ErrKeywordTooLong, len(rawQ))}
 	}
-	q, err := kw.NormalizeKeyword(rawQ)
+	q, err := normalizeKeyword(rawQ, inQuery)
 	if err != nil {
-		he := classify(err) // the kw.ErrKeyword* kinds are all 400s
-		if errors.Is(err, kw.ErrKeywordTooLong) {
-			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters.",
-				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars)
-		}
-		return "", kw.Country{}, he
-	}
-	if unindexable(q) {
-		return "", kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: errUnindexable}
+		return "", kw.Country{}, err
 	}
 	code, _, err := queryValue(rawQuery, "country")
 	if err != nil {

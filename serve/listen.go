@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// DefaultAddr is where kwdata serve and kwdata demo listen unless told
+// otherwise: loopback, so a first run exposes nothing.
+const DefaultAddr = "127.0.0.1:8080"
+
 // Timeouts of Serve. Answers are small and come from a local index, so the
 // limits are tight; they bound what a slow or idle client can hold.
 const (

@@ -19,27 +19,12 @@ const (
 	CodeBodyTooLarge         = "body_too_large"
 	CodeTooManyKeywords      = "too_many_keywords"
 	CodeInvalidEmail         = "invalid_email"
-	CodeEmailTaken           = "email_taken"
 	CodeTooManyRegistrations = "too_many_registrations"
 	CodeForbiddenOrigin      = "forbidden_origin"
 )
 
 // init adds the codes of this file to the table that titles problem
 // documents and answers GET /problems/{code}.
-func init() {
-	for code, info := range map[string]problemInfo{
-		CodeInvalidBody:          {"Invalid request body", "The request body is not the JSON document this endpoint expects. The OpenAPI document at /v1/openapi.json describes it."},
-		CodeBodyTooLarge:         {"Request body too large", "The request body exceeds the size this endpoint accepts. Send fewer or shorter keywords."},
-		CodeTooManyKeywords:      {"Too many keywords", "A bulk request may hold at most 100 keywords; split larger lists into several requests."},
-		CodeInvalidEmail:         {"Invalid email address", "The email address is empty or not a valid address. Registration needs an address that can receive mail."},
-		CodeEmailTaken:           {"Email already registered", "An active API key already exists for this email address; one address holds one key."},
-		CodeTooManyRegistrations: {"Too many registrations", "This address has registered too many keys today. Retry after the number of seconds in the Retry-After header."},
-		CodeForbiddenOrigin:      {"Forbidden origin", "The MCP endpoint refuses requests whose Origin is another site, which protects local servers from DNS rebinding. Call it from a program, not from a web page of another site."},
-	} {
-		problems[code] = info
-	}
-}
-
 // MaxBulkKeywords is the most keywords one POST /v1/keywords request may
 // hold (and one keyword_lookup_bulk tool call).
 const MaxBulkKeywords = 100
@@ -47,30 +32,66 @@ const MaxBulkKeywords = 100
 // normalizeInput validates and normalizes one keyword given in a JSON body
 // or tool argument. Failures are 400 HTTPErrors with the same codes as the
 // q parameter of GET /v1/keyword, worded for a "keyword" field.
-func normalizeInput(raw string) (string, error) {
+func normalizeInput(raw string) (string, error) { return normalizeKeyword(raw, inBody) }
+
+// Where a keyword came from, for the wording of its refusal.
+const (
+	inQuery = false // the q parameter of a URL
+	inBody  = true  // a field of a JSON body or a tool argument
+)
+
+// normalizeKeyword validates and normalizes a keyword: the one place a
+// keyword is refused, whatever the route.
+func normalizeKeyword(raw string, body bool) (string, error) {
 	if len(raw) > maxRawQ {
-		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong,
-			Msg: fmt.Sprintf("The keyword is too long; a keyword may have at most %d characters after normalization.", kw.MaxKeywordChars),
-			Err: kw.ErrKeywordTooLong}
+		return "", keywordProblem(kw.ErrKeywordTooLong, body) // too long to be worth normalizing
 	}
 	q, err := kw.NormalizeKeyword(raw)
-	switch {
-	case err == nil && !unindexable(q):
-		return q, nil
-	case err == nil:
-		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ,
-			Msg: "The keyword holds control characters or bytes that are not UTF-8; send it as plain UTF-8 text.", Err: errUnindexable}
-	case errors.Is(err, kw.ErrKeywordEmpty):
-		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ,
-			Msg: "The keyword is empty; pass the keyword to look up, e.g. \"running shoes\".", Err: err}
-	case errors.Is(err, kw.ErrKeywordTooLong):
-		return "", HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong,
-			Msg: fmt.Sprintf("The keyword is too long (%s); shorten it to at most %d characters.",
-				strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": "), kw.MaxKeywordChars),
-			Err: err}
+	if err == nil && unindexable(q) {
+		err = errUnindexable
 	}
-	return "", HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ,
-		Msg: "The keyword is not valid UTF-8; send it as UTF-8 text.", Err: err}
+	if err != nil {
+		return "", keywordProblem(err, body)
+	}
+	return q, nil
+}
+
+// keywordProblem maps a keyword's refusal (a kw.ErrKeyword* error, or
+// errUnindexable) to its 400, worded for the q parameter or a body field.
+func keywordProblem(err error, body bool) HTTPError {
+	he := HTTPError{Status: http.StatusBadRequest, Err: err}
+	// detail is what NormalizeKeyword measured ("81 characters, at most
+	// 80"); empty when the raw input was refused before.
+	detail := strings.TrimPrefix(err.Error(), kw.ErrKeywordTooLong.Error()+": ")
+	if detail == err.Error() {
+		detail = ""
+	}
+	switch {
+	case errors.Is(err, kw.ErrKeywordEmpty):
+		he.Code, he.Msg = CodeMissingQ, missingQMsg
+		if body {
+			he.Msg = "The keyword is empty; pass the keyword to look up, e.g. \"running shoes\"."
+		}
+	case errors.Is(err, kw.ErrKeywordTooLong):
+		he.Code = CodeQTooLong
+		switch {
+		case body && detail != "":
+			he.Msg = fmt.Sprintf("The keyword is too long (%s); shorten it to at most %d characters.", detail, kw.MaxKeywordChars)
+		case body:
+			he.Msg = fmt.Sprintf("The keyword is too long; a keyword may have at most %d characters after normalization.", kw.MaxKeywordChars)
+		case detail != "":
+			he.Msg = fmt.Sprintf("q is too long after normalization (%s); shorten it to at most %d characters.", detail, kw.MaxKeywordChars)
+		default:
+			he.Msg = tooLongMsg
+		}
+	case errors.Is(err, errUnindexable) && body:
+		he.Code, he.Msg = CodeInvalidQ, "The keyword holds control characters or bytes that are not UTF-8; send it as plain UTF-8 text."
+	case body:
+		he.Code, he.Msg = CodeInvalidQ, "The keyword is not valid UTF-8; send it as UTF-8 text."
+	default:
+		he.Code, he.Msg = CodeInvalidQ, invalidQMsg
+	}
+	return he
 }
 
 // errUnindexable is the cause of an invalid_q for a keyword that

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -90,6 +91,10 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 			h = s.toolKeywordLookupBulk
 		case "intent_group":
 			h = s.toolIntentGroup
+		case "register_request_code":
+			h = s.toolRegisterRequestCode
+		case "register_verify":
+			h = s.toolRegisterVerify
 		}
 		srv.AddTool(t, h)
 	}
@@ -590,4 +595,106 @@ var mcpTools = []*mcp.Tool{
 		OutputSchema: openAPISchema("IntentGroup"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
+	{
+		Name:  "register_request_code",
+		Title: "Ask for a free API key",
+		Description: "First step of getting a free API key (500 lookups a month) for your user: mails a 6-digit one-time code " +
+			"to the email address your user gives. Ask the user for the code from that mail (it works for 15 minutes), " +
+			"then call register_verify. The answer is the same whether or not the address already has a key; " +
+			"for one that has, the code gets a replacement key for the same account.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"email":{"type":"string","format":"email","maxLength":254,"description":"Your user's email address; they must be able to read its mail."}},` +
+			`"required":["email"],"additionalProperties":false}`),
+		OutputSchema: openAPISchema("CodeSent"),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(true), IdempotentHint: false, DestructiveHint: new(false)},
+	},
+	{
+		Name:  "register_verify",
+		Title: "Get the API key with the mailed code",
+		Description: "Second step: trades the code from the mail for the API key, shown only in this answer. " +
+			"Give it to your user to keep, and send it as a Bearer token from then on.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"email":{"type":"string","format":"email","maxLength":254,"description":"The address the code was sent to."},` +
+			`"code":{"type":"string","maxLength":16,"description":"The 6 digits from the mail."}},` +
+			`"required":["email","code"],"additionalProperties":false}`),
+		OutputSchema: openAPISchema("RegisterResponse"),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false), IdempotentHint: false, DestructiveHint: new(false)},
+	},
+}
+
+// toolSignupFailure turns a refused sign-up step into a tool error in the
+// words of the matching problem document, or an internal error.
+func (s *Server) toolSignupFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
+	var he HTTPError
+	if errors.As(err, &he) && he.Status < 500 || errors.As(err, &he) && he.Code == CodeMailUnavailable {
+		return toolError(he.Msg), nil
+	}
+	return s.toolFailure(call, err)
+}
+
+// toolRegisterRequestCode is the register_request_code tool: POST
+// /v1/register as a tool.
+func (s *Server) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call, err := toolCall(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.registrar == nil {
+		return toolError("This server does not issue API keys; ask its operator for one."), nil
+	}
+	var a struct {
+		Email string `json:"email"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return nil, badArgs(err)
+	}
+	email, err := checkEmail(a.Email)
+	if err != nil {
+		return s.toolSignupFailure(call, err)
+	}
+	if email, err = s.sendCode(call.r, email); err != nil {
+		return s.toolSignupFailure(call, err)
+	}
+	doc, err := json.Marshal(codeSentResponse{Status: "code_sent", Email: email, ExpiresIn: int64(codeTTL / time.Second),
+		Next: "Ask your user for the 6-digit code mailed to " + email + ", then call register_verify with it."})
+	if err != nil {
+		return nil, err
+	}
+	return toolDocument(doc), nil
+}
+
+// toolRegisterVerify is the register_verify tool: POST
+// /v1/register/verify as a tool.
+func (s *Server) toolRegisterVerify(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call, err := toolCall(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.registrar == nil {
+		return toolError("This server does not issue API keys; ask its operator for one."), nil
+	}
+	var a struct {
+		Email string `json:"email"`
+		Code  string `json:"code"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return nil, badArgs(err)
+	}
+	email, err := checkEmail(a.Email)
+	if err != nil {
+		return s.toolSignupFailure(call, err)
+	}
+	code := strings.TrimSpace(a.Code)
+	if code == "" || len(code) > 16 {
+		return s.toolSignupFailure(call, registerError(ErrCodeInvalid))
+	}
+	key, err := s.registrar.VerifySignup(call.r.Context(), email, code)
+	if err != nil {
+		return s.toolSignupFailure(call, registerError(err))
+	}
+	doc, err := json.Marshal(registerResponse{Key: key, Tier: "registered"})
+	if err != nil {
+		return nil, err
+	}
+	return toolDocument(doc), nil
 }

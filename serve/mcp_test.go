@@ -118,7 +118,7 @@ func TestMCPWithGoSDKClient(t *testing.T) {
 					t.Errorf("tool %s lacks a schema", tool.Name)
 				}
 			}
-			if strings.Join(names, ",") != "intent_group,keyword_lookup,keyword_lookup_bulk" {
+			if strings.Join(names, ",") != "intent_group,keyword_lookup,keyword_lookup_bulk,register_request_code,register_verify" {
 				t.Errorf("tools %v", names)
 			}
 
@@ -621,5 +621,48 @@ func TestMCPBrokenBody(t *testing.T) {
 	}
 	if strings.Contains(ds.log.String(), "level=ERROR") {
 		t.Errorf("a broken body was logged as an error:\n%s", ds.log)
+	}
+}
+
+// TestMCPRegisterTools: an agent signs its user up with the two tools;
+// refusals are tool errors the model can read and relay.
+func TestMCPRegisterTools(t *testing.T) {
+	ds := newDemoServer(t)
+	call := func(name, args string) (text string, isError bool) {
+		t.Helper()
+		w := mcpPost(t, ds, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`, nil)
+		var a struct {
+			Result *struct {
+				IsError bool
+				Content []struct{ Text string }
+			}
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || a.Result == nil || len(a.Result.Content) == 0 {
+			t.Fatalf("%s: %d %s", name, w.Code, w.Body)
+		}
+		return a.Result.Content[0].Text, a.Result.IsError
+	}
+	text, isErr := call("register_request_code", `{"email": "Ada@Example.com"}`)
+	if isErr || !strings.Contains(text, `"status":"code_sent"`) || !strings.Contains(text, "register_verify") {
+		t.Errorf("register_request_code: %s", text)
+	}
+	if len(ds.mailer.sent) != 1 || !strings.Contains(ds.mailer.sent[0].Text, "424242") {
+		t.Fatalf("mail %+v", ds.mailer.sent)
+	}
+	text, isErr = call("register_verify", `{"email": "ada@example.com", "code": "424242"}`)
+	if isErr || !strings.Contains(text, `"key":"kw_live_`) {
+		t.Errorf("register_verify: %s", text)
+	}
+	ds.registrar.err = ErrCodeInvalid
+	if text, isErr = call("register_verify", `{"email": "ada@example.com", "code": "1"}`); !isErr || !strings.Contains(text, "POST /v1/register") {
+		t.Errorf("a wrong code: %v %s", isErr, text)
+	}
+	if text, isErr = call("register_request_code", `{"email": "nope"}`); !isErr || !strings.Contains(text, "not valid") {
+		t.Errorf("a bad address: %v %s", isErr, text)
+	}
+	ds.registrar.err = nil
+	ds.mailer.err = errors.New("smtp down")
+	if text, isErr = call("register_request_code", `{"email": "ada@example.com"}`); !isErr || strings.Contains(text, "smtp down") {
+		t.Errorf("mail down: %v %s", isErr, text)
 	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -91,15 +92,41 @@ var exampleCases = []exampleCase{
 			}}
 		}},
 	{loc: "GET /v1/countries 200 countries", method: "GET", target: "/v1/countries"},
-	{loc: "POST /v1/register 201 created", method: "POST", target: "/v1/register", reqExample: "-", body: `{"email": "ada@example.com"}`},
+	{loc: "POST /v1/register 202 code_sent", method: "POST", target: "/v1/register", reqExample: "-", body: `{"email": "ada@example.com"}`},
 	{loc: "POST /v1/register 400 invalid_email", method: "POST", target: "/v1/register", body: `{"email": "ada at example.com"}`},
 	{loc: "POST /v1/register 415 not_json", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
 		header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}},
-	{loc: "POST /v1/register 409 email_taken", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
-		setup: func(ds *demoServer) { ds.registrar.err = fmt.Errorf("cannot store key: %w", ErrEmailTaken) }},
 	{loc: "POST /v1/register 429 too_many_registrations", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
 		setup: func(ds *demoServer) {
 			ds.registrar.err = &TooManyRegistrationsError{RetryAfter: 5 * time.Hour, Limit: 3}
+		}},
+	{loc: "POST /v1/register 503 mail_unavailable", method: "POST", target: "/v1/register", body: `{"email": "ada@example.com"}`,
+		setup: func(ds *demoServer) { ds.mailer.err = errors.New("dial tcp: connection refused") }},
+	{loc: "POST /v1/register/verify 201 created", method: "POST", target: "/v1/register/verify", reqExample: "-", body: `{"email": "ada@example.com", "code": "424242"}`},
+	{loc: "POST /v1/register/verify 400 invalid_code", method: "POST", target: "/v1/register/verify", body: `{"email": "ada@example.com", "code": "111111"}`,
+		setup: func(ds *demoServer) { ds.registrar.err = fmt.Errorf("cannot verify: %w", ErrCodeInvalid) }},
+	{loc: "POST /v1/keys/rotate 201 rotated", method: "POST", target: "/v1/keys/rotate",
+		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}}},
+	{loc: "POST /v1/keys/rotate 401 invalid_key", method: "POST", target: "/v1/keys/rotate",
+		header: http.Header{"Authorization": {"Bearer kw_live_0000"}},
+		setup:  func(ds *demoServer) { ds.registrar.err = fmt.Errorf("cannot rotate: %w", ErrInvalidKey) }},
+	{loc: "POST /v1/billing/checkout 201 checkout", method: "POST", target: "/v1/billing/checkout",
+		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}}},
+	{loc: "POST /v1/billing/checkout 401 invalid_key", method: "POST", target: "/v1/billing/checkout"},
+	{loc: "POST /v1/billing/checkout 501 billing_unavailable", method: "POST", target: "/v1/billing/checkout",
+		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}},
+		setup:  func(ds *demoServer) { ds.Server.billing = nil }},
+	{loc: "POST /v1/billing/portal 200 portal", method: "POST", target: "/v1/billing/portal",
+		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}}},
+	{loc: "POST /v1/billing/portal 409 no_subscription", method: "POST", target: "/v1/billing/portal",
+		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}},
+		setup:  func(ds *demoServer) { ds.billing.err = ErrNoSubscription }},
+	{loc: "POST /v1/billing/webhook 200 received", method: "POST", target: "/v1/billing/webhook",
+		body: `{"id": "evt_1", "object": "event", "type": "invoice.paid"}`, header: http.Header{"Stripe-Signature": {"t=1764000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"}}},
+	{loc: "POST /v1/billing/webhook 400 invalid_signature", method: "POST", target: "/v1/billing/webhook",
+		body: `{"id": "evt_1", "object": "event", "type": "invoice.paid"}`, header: http.Header{"Stripe-Signature": {"t=1764000000,v1=00"}},
+		setup: func(ds *demoServer) {
+			ds.billing.err = fmt.Errorf("%w: no signatures found matching the expected signature", ErrBadSignature)
 		}},
 	{loc: "POST /mcp 200 initialize", method: "POST", target: "/mcp", reqExample: "initialize",
 		body: `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-agent", "version": "1.0.0"}}}`},

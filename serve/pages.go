@@ -30,7 +30,7 @@ var templateFS embed.FS
 var pageTemplates = func() map[string]*template.Template {
 	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"home", "keyword", "intent", "error"} {
+	for _, name := range []string{"home", "keyword", "intent", "error", "register", "account"} {
 		t := template.Must(layout.Clone())
 		out[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
 	}
@@ -61,6 +61,7 @@ type pageData struct {
 	K        *keywordView
 	G        *intentView
 	Err      *errorView
+	Acct     *accountView // the sign-up and account pages
 }
 
 // exampleLink is one keyword to try on the home page.

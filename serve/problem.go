@@ -43,19 +43,30 @@ const (
 type problemInfo struct{ title, about string }
 
 var problems = map[string]problemInfo{
-	CodeMissingQ:           {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
-	CodeQTooLong:           {"Keyword too long", "After normalization a keyword may have at most 80 characters (any number of words); longer keywords are rejected, never truncated."},
-	CodeInvalidQ:           {"Invalid keyword", "The keyword is not valid UTF-8, holds control characters, or (the q parameter) is not correctly percent-encoded."},
-	CodeUnsupportedCountry: {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
-	CodeCountryNotIndexed:  {"No data for this country", "The country is supported, but the served index holds no keywords of it. GET /v1/countries lists every country with its keyword count; those with data come first. The lookup does not count against the allowance."},
-	CodeKeywordNotFound:    {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
-	CodeInvalidKey:         {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
-	CodeQuotaExhausted:     {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
-	CodeIndexUnavailable:   {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
-	CodeNotReady:           {"Not ready", "The server runs but cannot do its whole job, for example keep lookup counts because its data folder is gone. Its log says why."},
-	CodeMethodNotAllowed:   {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
-	CodeNotFound:           {"Not found", "No resource lives at this path. The API is under /v1/."},
-	CodeInternal:           {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
+	CodeMissingQ:             {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
+	CodeQTooLong:             {"Keyword too long", "After normalization a keyword may have at most 80 characters (any number of words); longer keywords are rejected, never truncated."},
+	CodeInvalidQ:             {"Invalid keyword", "The keyword is not valid UTF-8, holds control characters, or (the q parameter) is not correctly percent-encoded."},
+	CodeUnsupportedCountry:   {"Unsupported country", "The country parameter is not a supported ISO 3166-1 alpha-2 code. GET /v1/countries lists the supported ones."},
+	CodeCountryNotIndexed:    {"No data for this country", "The country is supported, but the served index holds no keywords of it. GET /v1/countries lists every country with its keyword count; those with data come first. The lookup does not count against the allowance."},
+	CodeKeywordNotFound:      {"Keyword not found", "The index has no data for this keyword in this country. The lookup still counts against the allowance."},
+	CodeInvalidKey:           {"Invalid API key", "The API key is unknown or revoked. Requests with a bad key are refused, never answered as anonymous."},
+	CodeQuotaExhausted:       {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
+	CodeIndexUnavailable:     {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
+	CodeNotReady:             {"Not ready", "The server runs but cannot do its whole job, for example keep lookup counts because its data folder is gone. Its log says why."},
+	CodeMethodNotAllowed:     {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
+	CodeNotFound:             {"Not found", "No resource lives at this path. The API is under /v1/."},
+	CodeInternal:             {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
+	CodeInvalidBody:          {"Invalid request body", "The request body is not the JSON document this endpoint expects. The OpenAPI document at /v1/openapi.json describes it."},
+	CodeBodyTooLarge:         {"Request body too large", "The request body exceeds the size this endpoint accepts. Send fewer or shorter keywords."},
+	CodeTooManyKeywords:      {"Too many keywords", "A bulk request may hold at most 100 keywords; split larger lists into several requests."},
+	CodeInvalidEmail:         {"Invalid email address", "The email address is empty or not a valid address. Registration needs an address that can receive mail."},
+	CodeTooManyRegistrations: {"Too many sign-up codes", "Too many sign-up codes were asked for today from this client address, or sent to this mailbox. Retry after the number of seconds in the Retry-After header, or use the latest code."},
+	CodeForbiddenOrigin:      {"Forbidden origin", "The MCP endpoint refuses requests whose Origin is another site, which protects local servers from DNS rebinding. Call it from a program, not from a web page of another site."},
+	CodeBillingUnavailable:   {"Billing is not available", "This server takes no payments; the paid tier is granted by its operator (kwdata keys set-tier)."},
+	CodeNoSubscription:       {"No subscription", "This key's account has never subscribed to the paid tier; subscribe with POST /v1/billing/checkout first."},
+	CodeInvalidSignature:     {"Invalid webhook signature", "The event's Stripe-Signature does not match the configured webhook secret, or is too old. Nothing was changed."},
+	CodeInvalidCode:          {"Invalid sign-up code", "The code is wrong, used, expired (codes last 15 minutes) or was replaced by a newer one; after 5 wrong tries it stops working. Request a new code with POST /v1/register."},
+	CodeMailUnavailable:      {"Mail cannot be sent", "The server could not send the sign-up code by mail just now. Retry in a few minutes."},
 }
 
 // HTTPError is an error with the response a client should see. Handlers
@@ -208,12 +219,8 @@ func classify(err error) HTTPError {
 	case errors.Is(err, kw.ErrNotFound):
 		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 			Msg: "The index has no data for this keyword in this country.", Err: err}
-	case errors.Is(err, kw.ErrKeywordTooLong):
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeQTooLong, Msg: tooLongMsg, Err: err}
-	case errors.Is(err, kw.ErrKeywordEmpty):
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeMissingQ, Msg: missingQMsg, Err: err}
-	case errors.Is(err, kw.ErrKeywordInvalid):
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidQ, Msg: invalidQMsg, Err: err}
+	case errors.Is(err, kw.ErrKeywordTooLong), errors.Is(err, kw.ErrKeywordEmpty), errors.Is(err, kw.ErrKeywordInvalid):
+		return keywordProblem(err, inQuery)
 	}
 	return HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
 		Msg: "The server failed to answer this request; retrying may help.", Err: err}
@@ -272,8 +279,9 @@ func indexUnavailable(err error) bool {
 	return errors.Is(err, kw.ErrNoIndex) || errors.Is(err, kw.ErrIndexDamaged)
 }
 
-// writeProblem writes the problem document of he.
-func writeProblem(w http.ResponseWriter, he HTTPError) {
+// problemJSON is the problem document of he, without a trailing newline:
+// the body of an error answer, and a bulk result's error.
+func problemJSON(he HTTPError) []byte {
 	info, ok := problems[he.Code]
 	if !ok {
 		info.title = http.StatusText(he.Status)
@@ -286,7 +294,12 @@ func writeProblem(w http.ResponseWriter, he HTTPError) {
 		Type: problemTypePrefix + he.Code, Title: info.title,
 		Status: he.Status, Detail: detail, Code: he.Code,
 	})
-	body = append(body, '\n')
+	return body
+}
+
+// writeProblem writes the problem document of he.
+func writeProblem(w http.ResponseWriter, he HTTPError) {
+	body := append(problemJSON(he), '\n')
 	h := w.Header()
 	for k, v := range he.Header {
 		h[k] = v

@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,15 +20,16 @@ func TestRegister(t *testing.T) {
 		body        string
 		contentType string // "" sends application/json; "-" sends none
 		regErr      error
+		mailErr     error
 		noRegistrar bool
 		wantStatus  int
 		wantCode    string
 		wantCalls   int
+		wantMails   int
 		wantHeader  map[string]string
 	}{
-		{name: "created", body: `{"email":" ada@example.com "}`, wantStatus: 201, wantCalls: 1,
+		{name: "code sent", body: `{"email":" ada@example.com "}`, wantStatus: 202, wantCalls: 1, wantMails: 1,
 			wantHeader: map[string]string{"Cache-Control": "no-store", "Content-Type": "application/json"}},
-		{name: "taken", body: `{"email":"ada@example.com"}`, regErr: ErrEmailTaken, wantStatus: 409, wantCode: CodeEmailTaken, wantCalls: 1},
 		{name: "invalid per registrar", body: `{"email":"ada@localhost"}`, regErr: errors.Join(errors.New("no dot"), ErrInvalidEmail), wantStatus: 400, wantCode: CodeInvalidEmail, wantCalls: 1},
 		{name: "no at sign", body: `{"email":"ada"}`, wantStatus: 400, wantCode: CodeInvalidEmail},
 		{name: "empty email", body: `{"email":""}`, wantStatus: 400, wantCode: CodeInvalidEmail},
@@ -37,9 +39,11 @@ func TestRegister(t *testing.T) {
 		{name: "too many", body: `{"email":"ada@example.com"}`, regErr: &TooManyRegistrationsError{RetryAfter: 90*time.Minute + 1},
 			wantStatus: 429, wantCode: CodeTooManyRegistrations, wantCalls: 1, wantHeader: map[string]string{"Retry-After": "5401"}},
 		{name: "store failure", body: `{"email":"ada@example.com"}`, regErr: errors.New("disk on fire"), wantStatus: 500, wantCode: CodeInternal, wantCalls: 1},
+		{name: "mail failure", body: `{"email":"ada@example.com"}`, mailErr: errors.New("disk on fire"), wantStatus: 503, wantCode: CodeMailUnavailable, wantCalls: 1,
+			wantHeader: map[string]string{"Retry-After": "60"}},
 		{name: "body too large", body: `{"email":"` + strings.Repeat("a", 5000) + `"}`, wantStatus: 413, wantCode: CodeBodyTooLarge},
 		{name: "not offered", body: `{"email":"ada@example.com"}`, noRegistrar: true, wantStatus: 404, wantCode: CodeNotFound},
-		{name: "JSON with a charset", body: `{"email":"ada@example.com"}`, contentType: "application/json; charset=utf-8", wantStatus: 201, wantCalls: 1},
+		{name: "JSON with a charset", body: `{"email":"ada@example.com"}`, contentType: "application/json; charset=utf-8", wantStatus: 202, wantCalls: 1, wantMails: 1},
 		// Forms and text/plain are what a page of another site can send
 		// without a preflight.
 		{name: "text/plain", body: `{"email":"ada@example.com"}`, contentType: "text/plain", wantStatus: 415, wantCode: CodeInvalidBody},
@@ -50,32 +54,23 @@ func TestRegister(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ds := newDemoServer(t)
 			ds.registrar.err = tt.regErr
+			ds.mailer.err = tt.mailErr
 			h := http.Handler(ds)
 			if tt.noRegistrar {
 				h = New(Options{Index: ds.index, Logger: slog.New(slog.DiscardHandler)})
 			}
-			r := httptest.NewRequest("POST", "/v1/register", strings.NewReader(tt.body))
-			r.RemoteAddr = "198.51.100.7:4000"
-			switch tt.contentType {
-			case "":
-				r.Header.Set("Content-Type", "application/json")
-			case "-":
-			default:
-				r.Header.Set("Content-Type", tt.contentType)
-			}
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
+			w := postJSON(t, h, "/v1/register", tt.body, tt.contentType, nil)
 			if w.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d: %s", w.Code, tt.wantStatus, w.Body)
 			}
 			if tt.wantCode != "" {
 				checkProblem(t, w, tt.wantCode)
 			} else {
-				var resp registerResponse
-				if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || !regexp.MustCompile(`^kw_\w+$`).MatchString(resp.Key) || resp.Tier != "registered" {
+				var resp codeSentResponse
+				if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Status != "code_sent" || resp.Email != "ada@example.com" || resp.ExpiresIn != 900 {
 					t.Errorf("answer %s (%v)", w.Body, err)
 				}
-				golden(t, "register_created.json", w.Body.Bytes())
+				golden(t, "register_code_sent.json", w.Body.Bytes())
 			}
 			if strings.Contains(w.Body.String(), "disk on fire") {
 				t.Error("the cause reached the client")
@@ -87,6 +82,16 @@ func TestRegister(t *testing.T) {
 				ds.registrar.clients[0] != netip.MustParseAddr("198.51.100.7")) {
 				t.Errorf("registrar got %q from %v", ds.registrar.emails, ds.registrar.clients)
 			}
+			if len(ds.mailer.sent) != tt.wantMails {
+				t.Fatalf("%d mails sent, want %d", len(ds.mailer.sent), tt.wantMails)
+			}
+			if tt.wantMails > 0 {
+				m := ds.mailer.sent[0]
+				if m.To != "ada@example.com" || !strings.Contains(m.Subject, "424242") || !strings.Contains(m.Text, "424242") ||
+					!strings.Contains(m.Text, "http://kwdata.example/register") || !strings.Contains(m.Text, "15 minutes") {
+					t.Errorf("mail %+v", m)
+				}
+			}
 			for k, v := range tt.wantHeader {
 				if got := w.Header().Get(k); got != v {
 					t.Errorf("%s = %q, want %q", k, got, v)
@@ -94,6 +99,119 @@ func TestRegister(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRegisterSameAnswer: a mailbox that holds a key gets the same answer
+// as a new one; only the mail differs.
+func TestRegisterSameAnswer(t *testing.T) {
+	var bodies []string
+	var texts []string
+	for _, replaces := range []bool{false, true} {
+		ds := newDemoServer(t)
+		ds.registrar.replaces = replaces
+		w := postJSON(t, ds, "/v1/register", `{"email": "ada@example.com"}`, "", nil)
+		bodies = append(bodies, fmt.Sprint(w.Code, w.Header(), w.Body))
+		texts = append(texts, ds.mailer.sent[0].Text)
+	}
+	if bodies[0] != bodies[1] {
+		t.Errorf("the answers differ:\n%s\n%s", bodies[0], bodies[1])
+	}
+	if !strings.Contains(texts[1], "stops working") || strings.Contains(texts[0], "stops working") {
+		t.Errorf("the mails do not say what the code does:\n%s\n%s", texts[0], texts[1])
+	}
+}
+
+func TestRegisterVerify(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		body       string
+		regErr     error
+		wantStatus int
+		wantCode   string
+	}{
+		{"created", `{"email": "ada@example.com", "code": " 424242 "}`, nil, 201, ""},
+		{"wrong code", `{"email": "ada@example.com", "code": "111111"}`, ErrCodeInvalid, 400, CodeInvalidCode},
+		{"empty code", `{"email": "ada@example.com", "code": ""}`, nil, 400, CodeInvalidCode},
+		{"huge code", `{"email": "ada@example.com", "code": "` + strings.Repeat("1", 17) + `"}`, nil, 400, CodeInvalidCode},
+		{"no email", `{"code": "424242"}`, nil, 400, CodeInvalidEmail},
+		{"unknown field", `{"email": "ada@example.com", "code": "424242", "tier": "paid"}`, nil, 400, CodeInvalidBody},
+		{"store failure", `{"email": "ada@example.com", "code": "424242"}`, errors.New("disk on fire"), 500, CodeInternal},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := newDemoServer(t)
+			ds.registrar.err = tt.regErr
+			w := postJSON(t, ds, "/v1/register/verify", tt.body, "", nil)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.wantStatus, w.Body)
+			}
+			if tt.wantCode != "" {
+				checkProblem(t, w, tt.wantCode)
+				return
+			}
+			var resp registerResponse
+			if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || !regexp.MustCompile(`^kw_\w+$`).MatchString(resp.Key) || resp.Tier != "registered" {
+				t.Errorf("answer %s (%v)", w.Body, err)
+			}
+			if w.Header().Get("Cache-Control") != "no-store" || ds.registrar.codes[0] != "424242" {
+				t.Errorf("Cache-Control %q, code passed %q", w.Header().Get("Cache-Control"), ds.registrar.codes)
+			}
+		})
+	}
+}
+
+func TestRotate(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		header     http.Header
+		regErr     error
+		wantStatus int
+		wantKey    string // the key passed to the Registrar
+	}{
+		{"bearer", http.Header{"Authorization": {"Bearer kwd_old"}}, nil, 201, "kwd_old"},
+		{"x-api-key", http.Header{"X-Api-Key": {"kwd_old"}}, nil, 201, "kwd_old"},
+		{"no key", nil, nil, 401, ""},
+		{"basic auth", http.Header{"Authorization": {"Basic a3dkOg=="}}, nil, 401, ""},
+		{"unknown key", http.Header{"Authorization": {"Bearer kwd_old"}}, ErrInvalidKey, 401, "kwd_old"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := newDemoServer(t)
+			ds.registrar.err = tt.regErr
+			w := postJSON(t, ds, "/v1/keys/rotate", "", "-", tt.header)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.wantStatus, w.Body)
+			}
+			if tt.wantStatus == 401 {
+				checkProblem(t, w, CodeInvalidKey)
+			}
+			if tt.wantKey != "" && (len(ds.registrar.rotated) != 1 || ds.registrar.rotated[0] != tt.wantKey) {
+				t.Errorf("rotated %q, want %q", ds.registrar.rotated, tt.wantKey)
+			}
+			if tt.wantKey == "" && len(ds.registrar.rotated) != 0 {
+				t.Errorf("rotated %q without a key", ds.registrar.rotated)
+			}
+		})
+	}
+}
+
+// postJSON sends a POST from 198.51.100.7 with body as JSON ("" content
+// type) or as contentType ("-" for none).
+func postJSON(tb testing.TB, h http.Handler, target, body, contentType string, header http.Header) *httptest.ResponseRecorder {
+	tb.Helper()
+	r := httptest.NewRequest("POST", target, strings.NewReader(body))
+	r.RemoteAddr = "198.51.100.7:4000"
+	switch contentType {
+	case "":
+		r.Header.Set("Content-Type", "application/json")
+	case "-":
+	default:
+		r.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
 }
 
 func TestCORS(t *testing.T) {

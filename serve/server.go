@@ -42,9 +42,16 @@ type Options struct {
 	// metrics. Default: a new registry that also holds the Go runtime and
 	// process collectors.
 	Registry *prometheus.Registry
-	// Registrar issues API keys for POST /v1/register. Default: nil, and
-	// the route answers 404 not_found (keys come only from the operator).
+	// Registrar runs sign-up by email and key rotation (POST /v1/register,
+	// /v1/register/verify, /v1/keys/rotate). Default: nil, and those
+	// routes answer 404 not_found (keys come only from the operator).
 	Registrar Registrar
+	// Mailer sends sign-up codes. Default: LogMailer on Logger, which
+	// writes each message to the log instead of sending it.
+	Mailer Mailer
+	// Billing runs the paid tier's subscription (POST /v1/billing/*).
+	// Default: nil, and those routes answer 501 billing_unavailable.
+	Billing Billing
 	// AllowedOrigins are web origins ("https://kwdata.example.com") whose
 	// pages may call POST /mcp, besides pages on a loopback host. Each must
 	// pass CanonicalOrigin; New panics otherwise. Default: none.
@@ -70,6 +77,9 @@ func (o *Options) setDefaults() {
 	if o.Access == nil {
 		o.Access = noAccess{}
 	}
+	if o.Mailer == nil {
+		o.Mailer = LogMailer{Logger: o.Logger}
+	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 		o.Registry.MustRegister(
@@ -89,6 +99,8 @@ type Server struct {
 	metrics *metrics
 
 	registrar Registrar
+	mailer    Mailer
+	billing   Billing
 	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
 	mcp       *mcpEndpoint    // the SDK server behind POST /mcp
 	publicURL string          // Options.PublicURL without a trailing "/"
@@ -134,6 +146,8 @@ func New(opt Options) *Server {
 		routes:  map[string]*route{},
 
 		registrar: opt.Registrar,
+		mailer:    opt.Mailer,
+		billing:   opt.Billing,
 		origins:   map[string]bool{},
 
 		suggestLimit: newRateLimiter(SuggestRate, opt.Now),
@@ -162,7 +176,7 @@ func New(opt Options) *Server {
 	s.handle("GET /metrics", s.metrics.handle)
 	s.handle("GET /problems/{code}", s.handleProblem)
 	s.handle("POST /v1/keywords", s.handleBulk)
-	s.handle("POST /v1/register", s.handleRegister)
+	s.handleAccounts()
 	s.handle("GET /v1/openapi.json", s.handleOpenAPI)
 	s.handle("GET /llms.txt", s.handleLLMs)
 	s.handle("POST /mcp", s.handleMCP)

@@ -36,13 +36,21 @@ func valueOf(v *int64) *int64 {
 	return v
 }
 
+// Defaults of the same-intent test (SPEC §6), which the command line
+// offers as flags.
+const (
+	DefaultMinOverlap = 8
+	DefaultMaxRatio   = 2
+)
+
 // Options tunes Compute, Brute and Run. The zero value means every default;
 // withDefaults fills them in.
 type Options struct {
-	// MinOverlap is the least overlap of a same-intent pair. Default 8.
+	// MinOverlap is the least overlap of a same-intent pair. Default
+	// DefaultMinOverlap.
 	MinOverlap int
 	// MaxRatio bounds the smoothed volume ratio max(v+1)/min(v+1) of a
-	// same-intent pair. Default 2.
+	// same-intent pair. Default DefaultMaxRatio.
 	MaxRatio int64
 	// TopK is how many related keywords each keyword keeps. Default 10.
 	TopK int
@@ -73,10 +81,10 @@ const defaultMaxHubs = 256
 
 func (o Options) withDefaults() Options {
 	if o.MinOverlap <= 0 {
-		o.MinOverlap = 8
+		o.MinOverlap = DefaultMinOverlap
 	}
 	if o.MaxRatio <= 0 {
-		o.MaxRatio = 2
+		o.MaxRatio = DefaultMaxRatio
 	}
 	if o.TopK <= 0 {
 		o.TopK = 10

@@ -24,7 +24,8 @@ type RunOptions struct {
 	// Default: every country with a keywords partition on Date.
 	Countries []string
 	// MaxAgeDays is the oldest SERP used, in days before Date: a SERP dated
-	// Date-MaxAgeDays counts, one a day older does not. Default 30.
+	// Date-MaxAgeDays counts, one a day older does not. Default
+	// kw.DefaultSERPMaxAgeDays.
 	MaxAgeDays int
 	// Options tunes the computation; see Options for its defaults.
 	Options
@@ -54,7 +55,7 @@ func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
 		return nil, fmt.Errorf("cannot use date %q; want YYYY-MM-DD: %w", opt.Date, err)
 	}
 	if opt.MaxAgeDays <= 0 {
-		opt.MaxAgeDays = 30
+		opt.MaxAgeDays = kw.DefaultSERPMaxAgeDays
 	}
 	opt.Options = opt.Options.withDefaults()
 	countries := opt.Countries
@@ -82,7 +83,7 @@ func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
 	return stats, nil
 }
 
-// keywordCols and serpCols are the columns Run reads; the reader skips the
+// keywordCols are the keyword columns Run reads; the reader skips the
 // others.
 type keywordCols struct {
 	Keyword   string `parquet:"keyword"`
@@ -96,12 +97,6 @@ func orNoValue(p *int64) int64 {
 		return NoValue
 	}
 	return *p
-}
-
-type serpCols struct {
-	Keyword string `parquet:"keyword"`
-	URLKey  string `parquet:"url_key"`
-	Rank    int32  `parquet:"rank"`
 }
 
 func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (RunStats, error) {

@@ -39,11 +39,11 @@ func checkMessage(tb testing.TB, what string, err error) {
 
 // runCmd runs one command in-process and returns its error, its exit
 // status and what it printed.
-func runCmd(tb testing.TB, args ...string) (err error, status int, stdout, stderr string) {
+func runCmd(tb testing.TB, args ...string) (status int, stdout, stderr string, err error) {
 	tb.Helper()
 	m, out, errb := testMain(tb)
 	err = m.Run(context.Background(), args)
-	return err, exitStatus(err), out.String(), errb.String()
+	return exitStatus(err), out.String(), errb.String(), err
 }
 
 // flagNames lists the flags a command's usage prints, in order.
@@ -80,7 +80,7 @@ func TestHelpExitsZero(t *testing.T) {
 		for _, h := range []string{"-h", "--help"} {
 			t.Run(name+" "+h, func(t *testing.T) {
 				args := append(strings.Fields(name), h)
-				err, status, out, errOut := runCmd(t, args...)
+				status, out, errOut, err := runCmd(t, args...)
 				if err != nil || status != 0 {
 					t.Fatalf("err = %v, exit %d", err, status)
 				}
@@ -100,12 +100,12 @@ func TestHelpExitsZero(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"keys", "-h"}, {"keys", "--help"}, {"help", "demo"}} {
-		err, status, out, _ := runCmd(t, args...)
+		status, out, _, err := runCmd(t, args...)
 		if err != nil || status != 0 || !strings.Contains(out, "Usage") {
 			t.Errorf("kwdata %s: err = %v, exit %d, stdout %q", strings.Join(args, " "), err, status, out)
 		}
 	}
-	if _, _, out, _ := runCmd(t, "demo", "-h"); !strings.Contains(out, "--countries") {
+	if _, out, _, _ := runCmd(t, "demo", "-h"); !strings.Contains(out, "--countries") {
 		t.Errorf("demo -h leaves out --countries:\n%s", out)
 	}
 }
@@ -127,7 +127,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"demo", "--countries", "us,xx"}, `"xx" is not a supported country`},
 		{[]string{"ingest", "--data", "d", "--date", "2026-11-21", "--country", "xx", "--planner-csv", "a"}, `--country "xx" is not a supported country`},
 	} {
-		err, status, out, errOut := runCmd(t, tc.args...)
+		status, out, errOut, err := runCmd(t, tc.args...)
 		if status != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("kwdata %s: exit %d, err = %v; want exit 2 and %q", strings.Join(tc.args, " "), status, err, tc.want)
 			continue
@@ -157,7 +157,7 @@ func TestMissingDataFolder(t *testing.T) {
 		{"build-index", "--data", data, "--date", "2026-11-21"},
 		{"serve", "--data", data, "--addr", "127.0.0.1:0"},
 	} {
-		err, status, out, _ := runCmd(t, args...)
+		status, out, _, err := runCmd(t, args...)
 		if status != 1 || err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "--data") {
 			t.Errorf("kwdata %s: exit %d, err = %v; want exit 1 saying the folder does not exist", strings.Join(args[:2], " "), status, err)
 		}
@@ -187,7 +187,7 @@ func TestFailedCommandLeavesNoFolders(t *testing.T) {
 		{"ingest --config", []string{"ingest", "--config", cfg, "--date", "2026-11-21"}, filepath.Join(dir, "data-from-config")},
 		{"ingest --config --data", []string{"ingest", "--config", cfg, "--date", "2026-11-21", "--data", filepath.Join(dir, "new3")}, filepath.Join(dir, "new3")},
 	} {
-		err, status, _, errOut := runCmd(t, tc.args...)
+		status, _, errOut, err := runCmd(t, tc.args...)
 		if status != 1 {
 			t.Errorf("%s: exit %d, err = %v; want 1", tc.name, status, err)
 			continue
@@ -208,7 +208,7 @@ func TestFailedCommandLeavesNoFolders(t *testing.T) {
 	// A data folder that existed stays, with what it held.
 	keep := filepath.Join(dir, "keep")
 	writeTestFile(t, keep, "mine.txt", "x")
-	if _, status, _, _ := runCmd(t, "ingest", "--data", keep, "--date", "2026-11-21", "--country", "us", "--planner-csv", notAnExport); status != 1 {
+	if status, _, _, _ := runCmd(t, "ingest", "--data", keep, "--date", "2026-11-21", "--country", "us", "--planner-csv", notAnExport); status != 1 {
 		t.Errorf("ingest of a bad file into an existing folder: exit %d", status)
 	}
 	if _, err := os.Stat(filepath.Join(keep, "mine.txt")); err != nil {
@@ -226,7 +226,7 @@ func TestDemoBusyPort(t *testing.T) {
 	defer ln.Close()
 	data := filepath.Join(t.TempDir(), "demo-data")
 	start := time.Now()
-	err, status, _, errOut := runCmd(t, "demo", "--addr", ln.Addr().String(), "--data", data)
+	status, _, errOut, err := runCmd(t, "demo", "--addr", ln.Addr().String(), "--data", data)
 	if status != 1 || err == nil || !strings.Contains(err.Error(), "already in use") || !strings.Contains(err.Error(), "--addr") {
 		t.Fatalf("exit %d, err = %v; want exit 1 naming the busy address and --addr", status, err)
 	}
@@ -263,7 +263,7 @@ func TestDateErrors(t *testing.T) {
 			{"similarity", "--data", filepath.Join(dir, "data"), "--date", tc.date},
 			{"build-index", "--data", filepath.Join(dir, "data"), "--date", tc.date},
 		} {
-			err, status, out, _ := runCmd(t, args...)
+			status, out, _, err := runCmd(t, args...)
 			if status != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("kwdata %s --date %s: exit %d, err = %v; want exit 2 and %q", args[0], tc.date, status, err, tc.want)
 			}
@@ -282,7 +282,7 @@ func TestDateErrors(t *testing.T) {
 func TestConfigProblemsThroughTheCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us, xx]\nschedul: \"0 3 * * *\"\ntimezone: Mars/Olympus\nfiles:\n  us: { planner_csv: exports/us.csv }\nretention: { keep_days: lots }\n")
-	err, status, out, _ := runCmd(t, "run", "--config", cfg)
+	status, out, _, err := runCmd(t, "run", "--config", cfg)
 	if status != 1 || err == nil {
 		t.Fatalf("exit %d, err = %v", status, err)
 	}
@@ -305,11 +305,11 @@ func TestConfigProblemsThroughTheCommand(t *testing.T) {
 // probably not meant.
 func TestKeysCommandAgreesWithRegistration(t *testing.T) {
 	data := t.TempDir()
-	err, _, key, _ := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--email", "ann@example.com")
+	_, key, _, err := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--email", "ann@example.com")
 	if err != nil || !strings.HasPrefix(key, "kwd_") {
 		t.Fatalf("first key: err = %v, out %q", err, key)
 	}
-	err, status, out, _ := runCmd(t, "keys", "create", "--data", data, "--tier", "paid", "--email", "Ann@Example.com")
+	status, out, _, err := runCmd(t, "keys", "create", "--data", data, "--tier", "paid", "--email", "Ann@Example.com")
 	if status != 1 || err == nil || !strings.Contains(err.Error(), "ann@example.com") && !strings.Contains(err.Error(), "Ann@Example.com") || !strings.Contains(err.Error(), "already holds an active key") {
 		t.Fatalf("second key for the same email: exit %d, err = %v", status, err)
 	}
@@ -329,24 +329,24 @@ func TestKeysCommandAgreesWithRegistration(t *testing.T) {
 	}
 
 	// Paid with no end, or an end in the past: done, with a warning.
-	_, _, _, warn := runCmd(t, "keys", "set-tier", "--data", data, id[1], "paid")
+	_, _, warn, _ := runCmd(t, "keys", "set-tier", "--data", data, id[1], "paid")
 	if !strings.Contains(warn, "no end date") || !strings.Contains(warn, "--paid-until") {
 		t.Errorf("set-tier paid without --paid-until warned %q", warn)
 	}
-	_, _, _, warn = runCmd(t, "keys", "create", "--data", data, "--tier", "paid", "--paid-until", "2020-01-31")
+	_, _, warn, _ = runCmd(t, "keys", "create", "--data", data, "--tier", "paid", "--paid-until", "2020-01-31")
 	if !strings.Contains(warn, "in the past") || !strings.Contains(warn, "counts as registered") {
 		t.Errorf("create with a past --paid-until warned %q", warn)
 	}
-	_, _, _, warn = runCmd(t, "keys", "create", "--data", data, "--tier", "paid", "--paid-until", time.Now().AddDate(0, 1, 0).Format(time.DateOnly))
+	_, _, warn, _ = runCmd(t, "keys", "create", "--data", data, "--tier", "paid", "--paid-until", time.Now().AddDate(0, 1, 0).Format(time.DateOnly))
 	if strings.Contains(warn, "warning") {
 		t.Errorf("a paid key with a future end warned %q", warn)
 	}
-	if err, status, _, _ := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--paid-until", "2030-01-01"); status != 2 {
+	if status, _, _, err := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--paid-until", "2030-01-01"); status != 2 {
 		t.Errorf("--paid-until on a registered key: exit %d, err = %v", status, err)
 	}
 	// Once revoked, the email may hold a new key.
 	run(t, "keys", "revoke", "--data", data, id[1])
-	if err, _, _, _ := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--email", "ann@example.com"); err != nil {
+	if _, _, _, err := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--email", "ann@example.com"); err != nil {
 		t.Errorf("a new key after revoking the old one: %v", err)
 	}
 }
@@ -354,7 +354,7 @@ func TestKeysCommandAgreesWithRegistration(t *testing.T) {
 // TestVersion: kwdata version prints the module version and VCS revision
 // of the build.
 func TestVersion(t *testing.T) {
-	err, status, out, _ := runCmd(t, "version")
+	status, out, _, err := runCmd(t, "version")
 	if err != nil || status != 0 || !strings.HasPrefix(out, "kwdata ") {
 		t.Fatalf("err = %v, exit %d, out %q", err, status, out)
 	}
@@ -400,7 +400,7 @@ func TestPlainIngestTakesTheRunLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err, status, out, _ := runCmd(t, "ingest", "--data", data, "--date", date, "--country", "us", "--planner-csv", c.planner, "--serp-jsonl", c.serpFile)
+	status, out, _, err := runCmd(t, "ingest", "--data", data, "--date", date, "--country", "us", "--planner-csv", c.planner, "--serp-jsonl", c.serpFile)
 	if !errors.Is(err, pipelines.ErrLocked) || status != 1 {
 		t.Fatalf("ingest while a run holds the lock: exit %d, err = %v; want the lock refusal", status, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kwdata/kwdata/ingest/googleads"
 	"github.com/kwdata/kwdata/kw"
@@ -98,8 +97,8 @@ func TestIngestConfigMatchesFileImport(t *testing.T) {
 		t.Errorf("google ads got %d requests, want one for all %d keywords", len(asked), len(c.keywords)+1)
 	}
 	for _, v := range versions {
-		if v != pipelines.DefaultGoogleAdsVersion {
-			t.Errorf("google ads request to version %q, want the config default %q", v, pipelines.DefaultGoogleAdsVersion)
+		if v != googleads.DefaultAPIVersion {
+			t.Errorf("google ads request to version %q, want the config default %q", v, googleads.DefaultAPIVersion)
 		}
 	}
 
@@ -384,56 +383,6 @@ dataforseo:
 	}
 }
 
-// TestSERPBudgetIsPerRun shares max_serps_per_run among the countries of a
-// run: what a run pays for never exceeds it, whatever the country count,
-// and what one country leaves unused goes to the countries after it.
-func TestSERPBudgetIsPerRun(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		budget    int
-		countries []string
-		need      map[string]int // SERPs a country has to refresh; absent: more than any share
-		want      []int          // shares, in country order
-	}{
-		{"even", 9, []string{"us", "de", "fr"}, nil, []int{3, 3, 3}},
-		{"remainder goes first", 10, []string{"us", "de", "fr"}, nil, []int{4, 3, 3}},
-		{"unused share carries over", 30, []string{"us", "de", "fr"}, map[string]int{"us": 2}, []int{10, 14, 14}},
-		{"budget below country count", 2, []string{"us", "de", "fr"}, nil, []int{1, 1, 0}},
-		{"file SERPs take no share", 10, []string{"us", "gb", "de"}, nil, []int{5, 0, 5}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := &pipelines.Config{
-				Countries:  tc.countries,
-				Files:      map[string]pipelines.FileSources{"gb": {SERPJSONL: []string{"gb.jsonl"}}},
-				DataForSEO: &pipelines.DataForSEOConfig{MaxSERPsPerRun: tc.budget},
-			}
-			b := newSERPBudget(cfg, tc.countries)
-			var got []int
-			total := 0
-			for _, cc := range tc.countries {
-				if !serpsFromAPI(cfg, cc) {
-					got = append(got, 0)
-					continue
-				}
-				share := b.share()
-				got = append(got, share)
-				picked := share
-				if n, ok := tc.need[cc]; ok && n < share {
-					picked = n
-				}
-				b.spend(picked)
-				total += picked
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("shares %v, want %v", got, tc.want)
-			}
-			if total > tc.budget {
-				t.Errorf("the run picked %d SERPs, more than its budget %d", total, tc.budget)
-			}
-		})
-	}
-}
-
 // TestIngestConfigTakesTheRunLock refuses a manual ingest while a run holds
 // the pipeline lock, and a country the config does not list.
 func TestIngestConfigTakesTheRunLock(t *testing.T) {
@@ -461,23 +410,6 @@ func TestIngestConfigTakesTheRunLock(t *testing.T) {
 		t.Errorf("ingest --country de with countries [us]: err = %v, want a refusal naming the countries", err)
 	}
 	run(t, "ingest", "--config", cfg, "--date", "2026-11-21", "--country", "US")
-}
-
-// TestQuotaStopError says when to run again, and never "after 0s".
-func TestQuotaStopError(t *testing.T) {
-	for _, tc := range []struct {
-		delay time.Duration
-		want  string
-	}{
-		{0, "run the same date again later"},
-		{10 * time.Second, "again after 10s"},
-		{90 * time.Minute, "again after 1h30m0s"},
-	} {
-		msg := quotaStopError(&googleads.QuotaExhaustedError{RetryAfter: tc.delay, BatchesDone: 2, BatchesTotal: 5}, "US").Error()
-		if !strings.Contains(msg, tc.want) || strings.Contains(msg, " 0s") || !strings.Contains(msg, "2 of 5 batches for US") {
-			t.Errorf("delay %s: %q, want it to contain %q", tc.delay, msg, tc.want)
-		}
-	}
 }
 
 // adsConfig is a configuration whose keywords come from the Google Ads fake

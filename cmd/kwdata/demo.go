@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kwdata/kwdata/serve"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,10 +26,10 @@ type demoOptions struct {
 
 func (m *Main) runDemo(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("demo", "[--addr 127.0.0.1:8080] [--data DIR] [--keywords N] [--countries us,gb,de]")
-	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	addr := fs.String("addr", serve.DefaultAddr, "address to serve on")
 	data := fs.String("data", "demo-data", "data folder for the sample, the lake and the index (replaced)")
-	n := fs.Int("keywords", 20000, "sample keywords per country")
-	countries := fs.String("countries", "us,gb,de", "sample countries")
+	n := fs.Int("keywords", sample.DefaultKeywords, "sample keywords per country")
+	countries := fs.String("countries", strings.Join(sample.DefaultCountries(), ","), "sample countries")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func TestDocsCommandOverview(t *testing.T) {
 		var defined []string
 		if name == "keys" {
 			for sub := range keysUsage {
-				_, _, out, _ := runCmd(t, "keys", sub, "-h")
+				_, out, _, _ := runCmd(t, "keys", sub, "-h")
 				for _, f := range flagNames(out) {
 					if !slices.Contains(defined, f) {
 						defined = append(defined, f)
@@ -88,7 +88,7 @@ func TestDocsCommandOverview(t *testing.T) {
 				}
 			}
 		} else {
-			_, _, out, _ := runCmd(t, name, "-h")
+			_, out, _, _ := runCmd(t, name, "-h")
 			defined = flagNames(out)
 		}
 		for _, f := range documented {

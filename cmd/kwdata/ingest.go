@@ -102,20 +102,15 @@ func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
 	return nil
 }
 
-// maxBadLines is the number of bad rows ingest prints. A file of another
-// country is bad on every line, and the reason printed after them says so
-// in one line; the rows beyond these are counted.
-const maxBadLines = 10
-
-// printBadRows prints the first maxBadLines bad rows of rep, one a line
-// with file and line number, and a count of the rest.
+// printBadRows prints the bad rows rep lists (the first
+// ingest.MaxBadRows), one a line with file and line number, and a count of
+// the rest.
 func printBadRows(w io.Writer, rep ingest.Report) {
-	n := min(len(rep.Bad), maxBadLines)
-	for _, b := range rep.Bad[:n] {
+	for _, b := range rep.Bad {
 		fmt.Fprintf(w, "bad row: %s\n", b)
 	}
-	if rep.BadCount > n {
-		fmt.Fprintf(w, "... and %d more bad rows\n", rep.BadCount-n)
+	if more := rep.BadCount - len(rep.Bad); more > 0 {
+		fmt.Fprintf(w, "... and %d more bad rows\n", more)
 	}
 }
 

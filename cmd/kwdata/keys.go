@@ -160,8 +160,8 @@ func (m *Main) keysHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nkwdata keys <subcommand> -h describes its flags.")
 }
 
-// activeKeyOf names the active key of email for a refusal, or says nothing
-// when the registry cannot be read.
+// activeKeyOf names the active key of email's mailbox for a refusal, or
+// says nothing when the registry cannot be read.
 func activeKeyOf(ctx context.Context, keys *access.Keys, email string) string {
 	recs, err := keys.ListKeys(ctx)
 	if err != nil {
@@ -172,7 +172,7 @@ func activeKeyOf(ctx context.Context, keys *access.Keys, email string) string {
 		return ""
 	}
 	for _, r := range recs {
-		if r.Email == norm && !r.IsRevoked() {
+		if access.FoldEmail(r.Email) == access.FoldEmail(norm) && !r.IsRevoked() {
 			return " (" + r.ID + ")"
 		}
 	}

@@ -103,28 +103,20 @@ func (m *Main) runRuns(ctx context.Context, args []string) error {
 
 // pipelineOptions wires the real stages into a pipeline run.
 func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipelines.Options {
-	maxAge := 30
-	if cfg.DataForSEO != nil && cfg.DataForSEO.MaxAgeDays > 0 {
-		maxAge = cfg.DataForSEO.MaxAgeDays
-	}
 	stages := []pipelines.Stage{
 		{Name: pipelines.StageIngest, Run: func(ctx context.Context, date string, progress func(done, total int64)) (map[string]int64, error) {
+			reps, err := cfg.Sources.Run(ctx, m.sourcesOptions(cfg, date, cfg.Countries, progress))
 			total := map[string]int64{}
-			budget := newSERPBudget(cfg, cfg.Countries)
-			for _, cc := range cfg.Countries {
-				counts, err := m.ingestCountry(ctx, cfg, cc, date, budget, progress)
-				if err != nil {
-					return total, err
-				}
-				for k, v := range counts {
+			for _, r := range reps {
+				for k, v := range r.Counts {
 					total[k] += v
 				}
 			}
-			return total, nil
+			return total, err
 		}},
 		{Name: pipelines.StageSimilarity, Run: func(ctx context.Context, date string, progress func(done, total int64)) (map[string]int64, error) {
 			stats, err := similarity.Run(ctx, similarity.RunOptions{
-				Data: cfg.Data, Date: date, Countries: cfg.Countries, MaxAgeDays: maxAge,
+				Data: cfg.Data, Date: date, Countries: cfg.Countries, MaxAgeDays: cfg.SERPMaxAgeDays(),
 				Options: similarity.Options{Logger: m.Logger, Progress: func(d, t int) { progress(int64(d), int64(t)) }},
 			})
 			counts := map[string]int64{}
@@ -145,7 +137,7 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipel
 	// Retention keeps every SERP partition the similarity stage may read
 	// for the published build.
 	retention := cfg.Retention
-	retention.MaxAgeDays = maxAge
+	retention.MaxAgeDays = cfg.SERPMaxAgeDays()
 	return pipelines.Options{
 		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: retention, Progress: m.progress, Now: m.Now,
 	}

@@ -11,8 +11,8 @@ import (
 func (m *Main) runSample(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("sample", "--out DIR [--keywords N] [--countries us,gb] [--seed N]")
 	out := fs.String("out", "", "output folder; one sub-folder per country (required)")
-	n := fs.Int("keywords", 20000, "keywords per country")
-	countries := fs.String("countries", "us,gb,de", "comma-separated country codes")
+	n := fs.Int("keywords", sample.DefaultKeywords, "keywords per country")
+	countries := fs.String("countries", strings.Join(sample.DefaultCountries(), ","), "comma-separated country codes")
 	seed := fs.Int64("seed", 1, "seed of the generator: the same seed gives the same files")
 	if err := parse(fs, args, 0); err != nil {
 		return err

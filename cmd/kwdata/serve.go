@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
+	"github.com/kwdata/kwdata/serve/billing"
+	"github.com/kwdata/kwdata/serve/mail"
 )
 
 // serveConfig is what serve and demo share.
@@ -43,15 +46,26 @@ type serveConfig struct {
 	// listener, if set, is already bound to addr (demo binds before its
 	// stages, so a busy port fails first, not after them).
 	listener net.Listener
+	// mailer sends sign-up codes. Default (nil): each message is written
+	// to the log instead, and the start says so.
+	mailer serve.Mailer
+	// stripe configures billing; nil without --stripe-price, and the
+	// billing endpoints answer 501.
+	stripe *billing.Options
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]]")
 	data := fs.String("data", "", "data folder (required)")
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	addr := fs.String("addr", serve.DefaultAddr, "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
 	publicURL := fs.String("public-url", "", "URL clients reach the server at, e.g. https://kwdata.example.com, for absolute links in pages and llms.txt (default: http://ADDR when --addr names one host, else relative links; never the request's Host)")
 	cacheMB := fs.Int("cache-mb", 256, "MiB of memory for the index's block cache (outside the Go heap); the build's size keeps all of it in memory")
+	smtpURL := fs.String("smtp-url", "", "SMTP server for sign-up codes, smtp://user:pass@host:587 (STARTTLS when offered, required with a login) or smtps://host:465; the password may instead come from $"+smtpPasswordEnv+" (default: write each message to the log)")
+	mailFrom := fs.String("mail-from", "", "sender of sign-up mail, e.g. \"kwdata <no-reply@example.com>\" (required with --smtp-url)")
+	stripePrice := fs.String("stripe-price", "", "Stripe price of the paid tier, price_…; turns billing on, with the secret key from $STRIPE_SECRET_KEY (default: no billing; POST /v1/billing/* answer 501)")
+	stripeHook := fs.String("stripe-webhook-secret", "", "secret that signs Stripe's webhook events, whsec_… (default: $STRIPE_WEBHOOK_SECRET)")
+	stripeAPI := fs.String("stripe-api", "", "base URL of Stripe's API, for tests against stripe-mock (default: Stripe's)")
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	var origins stringList
@@ -71,6 +85,27 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return usageError{fmt.Errorf("--public-url: %w", err)}
 	}
 	cfg.publicURL = pub
+	if *smtpURL != "" {
+		sender, err := mail.NewSMTP(*smtpURL, os.Getenv(smtpPasswordEnv), *mailFrom)
+		if err != nil {
+			return usageError{fmt.Errorf("--smtp-url: %w", err)}
+		}
+		cfg.mailer = sender
+	} else if *mailFrom != "" {
+		return usageError{errors.New("--mail-from needs --smtp-url; without it, mail is written to the log")}
+	}
+	if *stripePrice != "" {
+		hook := *stripeHook
+		if hook == "" {
+			hook = os.Getenv("STRIPE_WEBHOOK_SECRET")
+		}
+		cfg.stripe = &billing.Options{SecretKey: os.Getenv("STRIPE_SECRET_KEY"), WebhookSecret: hook, Price: *stripePrice, API: *stripeAPI}
+		if cfg.stripe.SecretKey == "" || hook == "" {
+			return usageError{errors.New("--stripe-price needs STRIPE_SECRET_KEY and a webhook secret (--stripe-webhook-secret or STRIPE_WEBHOOK_SECRET) in the environment")}
+		}
+	} else if *stripeHook != "" || *stripeAPI != "" {
+		return usageError{errors.New("--stripe-webhook-secret and --stripe-api need --stripe-price")}
+	}
 	for _, o := range origins {
 		if _, err := serve.CanonicalOrigin(o); err != nil {
 			return usageError{fmt.Errorf("--allowed-origin: %w", err)}
@@ -92,6 +127,10 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	}
 	return m.serve(ctx, cfg)
 }
+
+// smtpPasswordEnv holds the SMTP password when it should not appear on
+// the command line (and so in the process list).
+const smtpPasswordEnv = "KWDATA_SMTP_PASSWORD"
 
 // serveGCPercent is serve's GOGC unless the environment sets one.
 const serveGCPercent = 400
@@ -165,9 +204,29 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		cfg.publicURL = defaultPublicURL(ln.Addr())
 	}
 	adapter := accessAdapter{acc}
+	if cfg.mailer == nil {
+		m.Logger.Warn("no --smtp-url: sign-up codes are written to this log, not mailed")
+		cfg.mailer = serve.LogMailer{Logger: m.Logger.With("component", "mail")}
+	} else {
+		m.Logger.Info("sign-up codes are mailed", "smtp", cfg.mailer)
+	}
+	var bill serve.Billing
+	if cfg.stripe != nil {
+		opt := *cfg.stripe
+		opt.PublicURL, opt.Logger = strings.TrimSuffix(cfg.publicURL, "/"), m.Logger.With("component", "billing")
+		st, err := billing.New(opt, acc)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("cannot set up billing: %w", err)
+		}
+		bill = st
+		m.Logger.Info("billing through Stripe", "price", opt.Price)
+	} else {
+		m.Logger.Info("no --stripe-price: billing is off; the paid tier comes from kwdata keys set-tier")
+	}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		Access: adapter, Registrar: adapter, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 		PublicURL: cfg.publicURL,
 	})
 	if cfg.pprof != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/similarity"
 )
 
@@ -12,9 +13,9 @@ func (m *Main) runSimilarity(ctx context.Context, args []string) error {
 	data := fs.String("data", "", "data folder (required)")
 	date := fs.String("date", "", "data date, YYYY-MM-DD (required)")
 	country := fs.String("country", "", "only this country (default: every country with keywords on the date)")
-	maxAge := fs.Int("max-age-days", 30, "use each keyword's newest SERP at most this many days older than the date")
-	minOverlap := fs.Int("min-overlap", 8, "same intent: at least this many shared results")
-	maxRatio := fs.Int64("max-ratio", 2, "same intent: smoothed volume ratio at most this")
+	maxAge := fs.Int("max-age-days", kw.DefaultSERPMaxAgeDays, "use each keyword's newest SERP at most this many days older than the date")
+	minOverlap := fs.Int("min-overlap", similarity.DefaultMinOverlap, "same intent: at least this many shared results")
+	maxRatio := fs.Int64("max-ratio", similarity.DefaultMaxRatio, "same intent: smoothed volume ratio at most this")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ import (
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
+
+	"github.com/kwdata/kwdata/internal/testservers"
+	"github.com/stripe/stripe-go/v85/webhook"
 )
 
 // tiersDate is the data date of the index every tiers test serves.
@@ -77,6 +80,7 @@ func TestTiers(t *testing.T) {
 	t.Run("CleanRestart", env.testCleanRestart)
 	t.Run("CrashRestart", env.testCrashRestart)
 	t.Run("Register", env.testRegister)
+	t.Run("Billing", env.testBilling)
 	t.Run("MCP", env.testMCP)
 }
 
@@ -291,8 +295,9 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 	tiersWantStatus(t, r, 200, "")
 	tiersWantLimit(t, r, tiersMonthly(time.Now()), 499, monthEnd)
 
-	// A revoked key is refused within the registry poll interval (250 ms
-	// documented; the deadline here is generous), and is not anonymous.
+	// A revoked key is refused once `kwdata keys revoke` returns (it goes
+	// through the server's admin socket; 250 ms at most is documented),
+	// and is not anonymous.
 	env.cli(t, "keys", "revoke", "--data", data, id)
 	revoked := time.Now()
 	deadline := revoked.Add(5 * time.Second)
@@ -457,21 +462,24 @@ func (env *tiersEnv) testCrashRestart(t *testing.T) {
 		tiersWantStatus(t, s.lookup(t, env.keywords[i]), 200, "")
 		tiersWantStatus(t, s.lookup(t, env.keywords[i], auth...), 200, "")
 	}
-	// Wait for a flush (every 1 s) to have written them: the usage column
-	// of `kwdata keys list` comes from a snapshot written after each flush
-	// that changed a key. Waiting for that rather than sleeping keeps a slow
-	// disk from failing the test.
+	// Wait for a flush (every 1 s) to have written them: the server
+	// rewrites its usage snapshot, access/usage.json, after each flush that
+	// changed a key. Waiting for that rather than sleeping keeps a slow
+	// disk from failing the test. (`kwdata keys list` shows live counts
+	// while the server runs, so it cannot tell.)
 	flushed := time.Now()
 	deadline := flushed.Add(15 * time.Second)
-	usage := regexp.MustCompile(`(?m)^` + id + `\s.*\s(\d+) \(as of `)
 	for {
-		out, _ := env.cli(t, "keys", "list", "--data", data)
-		if m := usage.FindStringSubmatch(out); m != nil && m[1] == strconv.Itoa(before) {
+		var snap struct {
+			Keys map[string]struct{ Lookups int } `json:"keys"`
+		}
+		b, _ := os.ReadFile(filepath.Join(data, "access", "usage.json"))
+		if json.Unmarshal(b, &snap) == nil && snap.Keys[id].Lookups == before {
 			t.Logf("the first %d lookups were flushed within %s", before, time.Since(flushed).Round(time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no flush within 15s; keys list shows:\n%s", out)
+			t.Fatalf("no flush within 15s; usage.json holds:\n%s", b)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -506,38 +514,96 @@ func (env *tiersEnv) testCrashRestart(t *testing.T) {
 	}
 }
 
-// testRegister: POST /v1/register issues one registered key per email and
-// a few per address and day.
+// testRegister: sign-up end to end through a real SMTP server (Mailpit):
+// the code arrives by mail and is traded for a key; the same mailbox in
+// another spelling gets the same answer and a code that replaces the key
+// (count kept); rotation replaces it again; bad input and a wrong code are
+// refused; a few codes per address and day.
 func (env *tiersEnv) testRegister(t *testing.T) {
-	s := env.start(t, env.fresh(t))
+	mp := testservers.StartMailpit(t, false)
+	data := env.fresh(t)
+	s := env.start(t, data, "--smtp-url", "smtp://"+mp.SMTP, "--mail-from", "kwdata <no-reply@kwdata.example>")
 	register := func(email string) tiersResp {
 		body, _ := json.Marshal(map[string]string{"email": email})
 		return s.do(t, "POST", "/v1/register", string(body))
 	}
-	r := register("tiers-1@example.com")
-	if r.status == 404 && r.code == "not_found" {
-		// What a registration route left unwired answers: the serve
-		// command must wire the access store in as the Registrar.
-		t.Fatal("POST /v1/register answered 404 not_found: kwdata serve does not wire up registration")
+	codeRE := regexp.MustCompile(`Your kwdata code is (\d{6})`)
+	codeFor := func(to string) (string, string) {
+		t.Helper()
+		msg := mp.Last(t, to)
+		m := codeRE.FindStringSubmatch(msg.Text)
+		if m == nil || msg.From.Address != "no-reply@kwdata.example" {
+			t.Fatalf("mail to %s: %+v", to, msg)
+		}
+		return m[1], msg.Text
 	}
-	tiersWantStatus(t, r, 201, "")
-	var got struct{ Key, Tier string }
-	if err := json.Unmarshal(r.body, &got); err != nil || !strings.HasPrefix(got.Key, "kwd_") || got.Tier != "registered" {
-		t.Fatalf("register answered %s (%v)", r.body, err)
+	verify := func(email, code string) tiersResp {
+		body, _ := json.Marshal(map[string]string{"email": email, "code": code})
+		return s.do(t, "POST", "/v1/register/verify", string(body))
 	}
-	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
-		t.Errorf("register: Cache-Control %q, want no-store", cc)
+	keyOf := func(r tiersResp) string {
+		t.Helper()
+		tiersWantStatus(t, r, 201, "")
+		var got struct{ Key string }
+		if err := json.Unmarshal(r.body, &got); err != nil || !strings.HasPrefix(got.Key, "kwd_") {
+			t.Fatalf("answered %s (%v)", r.body, err)
+		}
+		if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("a key answered with Cache-Control %q, want no-store", cc)
+		}
+		return got.Key
 	}
 	_, monthEnd := tiersMonth(time.Now())
-	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+got.Key), tiersMonthly(time.Now()), 499, monthEnd)
+
+	r := register("tiers-1+news@example.com")
+	if r.status == 404 && r.code == "not_found" {
+		t.Fatal("POST /v1/register answered 404 not_found: kwdata serve does not wire up registration")
+	}
+	tiersWantStatus(t, r, 202, "")
+	first := string(r.body)
+	code, text := codeFor("tiers-1+news@example.com")
+	if strings.Contains(text, "stops working") {
+		t.Errorf("the first code's mail speaks of replacing a key:\n%s", text)
+	}
+	wrong := "000000"
+	if code == wrong {
+		wrong = "111111"
+	}
+	tiersWantStatus(t, verify("tiers-1+news@example.com", wrong), 400, "invalid_code")
+	key := keyOf(verify("tiers-1+news@example.com", code))
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(time.Now()), 499, monthEnd)
+	tiersWantStatus(t, verify("tiers-1+news@example.com", code), 400, "invalid_code") // used
+
+	// The same mailbox, spelled otherwise: the same answer (nothing tells
+	// it is registered), and a code that replaces the key.
+	r = register("Tiers-1@Example.com")
+	tiersWantStatus(t, r, 202, "")
+	if strings.ReplaceAll(first, "tiers-1+news@example.com", "tiers-1@example.com") != string(r.body) {
+		t.Errorf("a registered mailbox is answered otherwise:\n%s\n%s", first, r.body)
+	}
+	code, text = codeFor("tiers-1@example.com")
+	if !strings.Contains(text, "stops working") {
+		t.Errorf("the mail of a registered mailbox does not say the key is replaced:\n%s", text)
+	}
+	key2 := keyOf(verify("tiers-1@example.com", code))
+	tiersWantStatus(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), 401, "invalid_key")
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key2), tiersMonthly(time.Now()), 498, monthEnd)
+
+	// Rotation: a new key on the same account; the old one is refused.
+	key3 := keyOf(s.do(t, "POST", "/v1/keys/rotate", "", "Authorization", "Bearer "+key2))
+	tiersWantStatus(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key2), 401, "invalid_key")
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key3), tiersMonthly(time.Now()), 497, monthEnd)
+	tiersWantStatus(t, s.do(t, "POST", "/v1/keys/rotate", "", "Authorization", "Bearer "+key2), 401, "invalid_key")
+	tiersWantStatus(t, s.do(t, "POST", "/v1/keys/rotate", ""), 401, "invalid_key")
+	if out, _ := env.cli(t, "keys", "list", "--data", data); strings.Count(out, "tiers-1") != 1 {
+		t.Errorf("keys list after a recovery and a rotation, want one account:\n%s", out)
+	}
 
 	for _, tc := range []struct {
 		body   string
 		status int
 		code   string
 	}{
-		{`{"email": "tiers-1@example.com"}`, 409, "email_taken"},
-		{`{"email": "Tiers-1@Example.com"}`, 409, "email_taken"},
 		{`{"email": "not-an-email"}`, 400, "invalid_email"},
 		{`{"email": "a@b"}`, 400, "invalid_email"},
 		{`{"email": "Ann <ann@example.com>"}`, 400, "invalid_email"},
@@ -550,16 +616,84 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 			t.Errorf("register %s: %d %q, want %d %q", tc.body, r.status, r.code, tc.status, tc.code)
 		}
 	}
-	// Refused registrations did not use up the address's registrations.
-	tiersWantStatus(t, register("tiers-2@example.com"), 201, "")
-	tiersWantStatus(t, register("tiers-3@example.com"), 201, "")
-	r = register("tiers-4@example.com")
+	// Refused requests did not use up the address's codes: two sent, one left.
+	tiersWantStatus(t, register("tiers-2@example.com"), 202, "")
+	r = register("tiers-3@example.com")
 	tiersWantStatus(t, r, 429, "too_many_registrations")
 	if n, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || n < 1 {
 		t.Errorf("too_many_registrations: Retry-After %q", r.header.Get("Retry-After"))
 	}
-	// Registering is not a lookup.
+	// Signing up is not a lookup.
 	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+}
+
+// testBilling: the subscription end to end with the official Stripe
+// library against stripe-mock, and webhook events signed here with the
+// configured secret: paid after checkout.session.completed (no RateLimit
+// fields), registered again after customer.subscription.deleted (500 a
+// month, the count kept), a replayed event changes nothing, a bad
+// signature is 400 and changes nothing.
+func (env *tiersEnv) testBilling(t *testing.T) {
+	api := testservers.StartStripeMock(t)
+	const secret = "whsec_kwdata_test"
+	t.Setenv("STRIPE_SECRET_KEY", "sk_test_kwdata")
+	t.Setenv("STRIPE_WEBHOOK_SECRET", secret)
+	data := env.fresh(t)
+	key, id := env.createKey(t, data, "--tier", "registered", "--email", "payer@example.com")
+	s := env.start(t, data, "--stripe-price", "price_kwdata", "--stripe-api", api)
+	auth := []string{"Authorization", "Bearer " + key}
+	_, monthEnd := tiersMonth(time.Now())
+	for i := range 3 {
+		tiersWantLimit(t, s.lookup(t, env.keywords[i], auth...), tiersMonthly(time.Now()), int64(499-i), monthEnd)
+	}
+
+	r := s.do(t, "POST", "/v1/billing/checkout", "", auth...)
+	tiersWantStatus(t, r, 201, "")
+	var page struct{ URL string }
+	if err := json.Unmarshal(r.body, &page); err != nil || !strings.HasPrefix(page.URL, "http") {
+		t.Fatalf("checkout answered %s (%v)", r.body, err)
+	}
+	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/checkout", ""), 401, "invalid_key")
+	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/portal", "", auth...), 409, "no_subscription")
+
+	post := func(body, withSecret string) tiersResp {
+		t.Helper()
+		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(body), Secret: withSecret, Timestamp: time.Now()})
+		return s.do(t, "POST", "/v1/billing/webhook", body, "Stripe-Signature", signed.Header)
+	}
+	event := func(id, typ, object string) string {
+		return `{"id": "` + id + `", "object": "event", "api_version": "2025-09-30.clover", "type": "` + typ + `", "data": {"object": ` + object + `}}`
+	}
+	completed := event("evt_checkout", "checkout.session.completed",
+		`{"id": "cs_test_1", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_kwdata", "subscription": "sub_kwdata"}`)
+	deleted := event("evt_deleted", "customer.subscription.deleted",
+		`{"id": "sub_kwdata", "object": "subscription", "customer": "cus_kwdata", "status": "canceled"}`)
+
+	tiersWantStatus(t, post(completed, "whsec_wrong"), 400, "invalid_signature")
+	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/webhook", completed), 400, "invalid_signature")
+	tiersWantLimit(t, s.lookup(t, env.keywords[3], auth...), tiersMonthly(time.Now()), 496, monthEnd)
+
+	tiersWantStatus(t, post(completed, secret), 200, "")
+	for i := range 5 {
+		r := s.lookup(t, env.keywords[i], auth...)
+		tiersWantStatus(t, r, 200, "")
+		if v := r.header.Get("RateLimit") + r.header.Get("RateLimit-Policy"); v != "" {
+			t.Fatalf("a paid lookup carries RateLimit fields: %s", v)
+		}
+	}
+	r = s.do(t, "POST", "/v1/billing/portal", "", auth...)
+	tiersWantStatus(t, r, 200, "")
+	if out, _ := env.cli(t, "keys", "list", "--data", data); !regexp.MustCompile(`(?m)^` + id + `\s+paid\s`).MatchString(out) {
+		t.Errorf("keys list does not show %s paid:\n%s", id, out)
+	}
+
+	tiersWantStatus(t, post(deleted, secret), 200, "")
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], auth...), tiersMonthly(time.Now()), 495, monthEnd)
+	// Replays, as Stripe's retries are, change nothing: the checkout does
+	// not make the key paid again.
+	tiersWantStatus(t, post(completed, secret), 200, "")
+	tiersWantStatus(t, post(deleted, secret), 200, "")
+	tiersWantLimit(t, s.lookup(t, env.keywords[1], auth...), tiersMonthly(time.Now()), 494, monthEnd)
 }
 
 // testMCP: POST /mcp with raw JSON-RPC against the real access store. A

@@ -23,7 +23,6 @@ import (
 const (
 	DefaultEndpoint       = "https://api.dataforseo.com"
 	DefaultMaxSERPsPerRun = 10000
-	DefaultMaxAgeDays     = 30
 	// Depth is the number of results asked for: the top 20, which the
 	// service crawls as two result pages of 10.
 	Depth = 20
@@ -47,19 +46,43 @@ const (
 	pathTaskGet    = "/v3/serp/google/organic/task_get/advanced/"
 )
 
-// Config holds the account and the refresh budget; the lead's config file
-// maps one to one onto it.
+// Config holds the account and the refresh budget. The dataforseo section
+// of kwdata's configuration file decodes straight into it (the yaml tags
+// are its keys); WithDefaults fills the default named on each field.
 type Config struct {
-	Endpoint string // API root; default DefaultEndpoint. Tests point it at a fake.
-	Login    string // API login (HTTP Basic user).
-	Password string // API password (HTTP Basic password).
-	// MaxSERPsPerRun caps the SERPs one FetchSERPs call pays for; default
-	// DefaultMaxSERPsPerRun.
-	MaxSERPsPerRun int
+	// Endpoint is the API root. Default DefaultEndpoint; tests point it
+	// at a fake.
+	Endpoint string `yaml:"endpoint"`
+	// Login and Password are the HTTP Basic credentials
+	// (https://app.dataforseo.com/api-access). Required.
+	Login    string `yaml:"login"`
+	Password string `yaml:"password"`
+	// MaxSERPsPerRun caps the SERPs one FetchSERPs call pays for; in a
+	// configuration file, the SERPs one run pays for, shared by all its
+	// countries, oldest first. Default DefaultMaxSERPsPerRun.
+	MaxSERPsPerRun int `yaml:"max_serps_per_run"`
 	// MaxAgeDays is how old a keyword's newest SERP may be for the
-	// similarity stage to use it; default DefaultMaxAgeDays. The client
-	// itself does not read it; it travels with the DataForSEO settings.
-	MaxAgeDays int
+	// similarity stage to use it, and so how long retention keeps SERP
+	// partitions. Default kw.DefaultSERPMaxAgeDays. The client itself
+	// does not read it; it travels with the DataForSEO settings.
+	MaxAgeDays int `yaml:"max_age_days"`
+}
+
+// WithDefaults returns c with the default of every unset field filled in
+// (zero or negative numbers are unset). New calls it; a configuration
+// loader calls it too, so that it checks and shows the values a client
+// will use.
+func (c Config) WithDefaults() Config {
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	if c.MaxSERPsPerRun <= 0 {
+		c.MaxSERPsPerRun = DefaultMaxSERPsPerRun
+	}
+	if c.MaxAgeDays <= 0 {
+		c.MaxAgeDays = kw.DefaultSERPMaxAgeDays
+	}
+	return c
 }
 
 // Options tunes the client. The zero value is ready to use; withDefaults
@@ -149,18 +172,10 @@ type Client struct {
 
 // New checks cfg and returns a client; it does not contact the service.
 func New(cfg Config, opt Options) (*Client, error) {
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = DefaultEndpoint
-	}
+	cfg = cfg.WithDefaults()
 	cfg.Endpoint = strings.TrimRight(cfg.Endpoint, "/")
 	if cfg.Login == "" || cfg.Password == "" {
 		return nil, errors.New("dataforseo config lacks login or password; set both in the dataforseo section of the config file (see https://app.dataforseo.com/api-access)")
-	}
-	if cfg.MaxSERPsPerRun <= 0 {
-		cfg.MaxSERPsPerRun = DefaultMaxSERPsPerRun
-	}
-	if cfg.MaxAgeDays <= 0 {
-		cfg.MaxAgeDays = DefaultMaxAgeDays
 	}
 	opt = opt.withDefaults()
 	return &Client{cfg: cfg, opt: opt, log: opt.Logger.With("source", "dataforseo")}, nil

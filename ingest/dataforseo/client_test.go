@@ -411,7 +411,7 @@ func TestNewRejectsMissingCredentials(t *testing.T) {
 		t.Errorf("err = %v, want a message naming login or password", err)
 	}
 	c, err := New(Config{Login: "x", Password: "y"}, Options{})
-	if err != nil || c.Config().MaxSERPsPerRun != DefaultMaxSERPsPerRun || c.Config().MaxAgeDays != DefaultMaxAgeDays {
+	if err != nil || c.Config().MaxSERPsPerRun != DefaultMaxSERPsPerRun || c.Config().MaxAgeDays != kw.DefaultSERPMaxAgeDays {
 		t.Errorf("defaults not filled: %+v, %v", c.Config(), err)
 	}
 }
@@ -456,5 +456,26 @@ func TestAttempts(t *testing.T) {
 	}
 	if a, err := LoadAttempts(dir); err != nil || len(a.Before("2027-01-01")) != 0 {
 		t.Errorf("a torn file: %v, %v; want an empty record", a.Before("2027-01-01"), err)
+	}
+}
+
+// TestConfigWithDefaults fills every unset field with its documented
+// default (the SERP age is kw's) and keeps every set one.
+func TestConfigWithDefaults(t *testing.T) {
+	set := Config{Endpoint: "http://fake", Login: "l", Password: "p", MaxSERPsPerRun: 7, MaxAgeDays: 3}
+	for _, tc := range []struct {
+		name string
+		in   Config
+		want Config
+	}{
+		{"zero", Config{}, Config{Endpoint: DefaultEndpoint, MaxSERPsPerRun: DefaultMaxSERPsPerRun, MaxAgeDays: kw.DefaultSERPMaxAgeDays}},
+		{"negative", Config{MaxSERPsPerRun: -1, MaxAgeDays: -1}, Config{Endpoint: DefaultEndpoint, MaxSERPsPerRun: DefaultMaxSERPsPerRun, MaxAgeDays: kw.DefaultSERPMaxAgeDays}},
+		{"set", set, set},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.WithDefaults(); got != tc.want {
+				t.Errorf("WithDefaults() = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -20,9 +20,10 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultEndpoint   = "https://googleads.googleapis.com"
-	DefaultAPIVersion = "v26"
-	DefaultTokenURL   = "https://oauth2.googleapis.com/token"
+	DefaultEndpoint          = "https://googleads.googleapis.com"
+	DefaultAPIVersion        = "v26"
+	DefaultTokenURL          = "https://oauth2.googleapis.com/token"
+	DefaultRequestsPerSecond = 1
 )
 
 // MaxKeywordsPerRequest is the documented limit of keywords in one
@@ -36,23 +37,63 @@ const MaxSeedKeywords = 20
 // Source is the value of KeywordRecord.Source for records from this client.
 const Source = "googleads"
 
-// Config holds the account and credentials. The lead's config file maps
-// one to one onto it.
+// Config holds the account and credentials. The googleads section of
+// kwdata's configuration file decodes straight into it (the yaml tags are
+// its keys); WithDefaults fills the default named on each field.
 type Config struct {
-	Endpoint          string  // API root; default DefaultEndpoint. Tests point it at a fake.
-	APIVersion        string  // REST version path element, e.g. "v22"; default DefaultAPIVersion.
-	CustomerID        string  // account the planner runs as; dashes are removed.
-	LoginCustomerID   string  // manager account, sent as login-customer-id when set.
-	TokenURL          string  // OAuth2 token endpoint; default DefaultTokenURL.
-	ClientID          string  // OAuth2 client id.
-	ClientSecret      string  // OAuth2 client secret.
-	RefreshToken      string  // OAuth2 refresh token of a user with access to CustomerID.
-	DeveloperToken    string  // sent as developer-token when set.
-	RequestsPerSecond float64 // process-wide pace; default 1.
+	// Endpoint is the API root. Default DefaultEndpoint; tests point it
+	// at a fake.
+	Endpoint string `yaml:"endpoint"`
+	// APIVersion is the REST version path element, e.g. "v22". Default
+	// DefaultAPIVersion, the version the client is written against.
+	APIVersion string `yaml:"api_version"`
+	// CustomerID is the account the planner runs as (digits; dashes are
+	// removed). Required.
+	CustomerID string `yaml:"customer_id"`
+	// LoginCustomerID is the manager account, sent as login-customer-id
+	// when set, if access goes through one.
+	LoginCustomerID string `yaml:"login_customer_id"`
+	// TokenURL is the OAuth2 token endpoint. Default DefaultTokenURL.
+	TokenURL string `yaml:"token_url"`
+	// ClientID, ClientSecret and RefreshToken are the OAuth2 credentials
+	// (the refresh token of a user with access to CustomerID). Required.
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	RefreshToken string `yaml:"refresh_token"`
+	// DeveloperToken is sent as developer-token when set.
+	DeveloperToken string `yaml:"developer_token"`
+	// RequestsPerSecond is the process-wide pace of requests. Default
+	// DefaultRequestsPerSecond.
+	RequestsPerSecond float64 `yaml:"requests_per_second"`
 	// USDRate is the value in USD of one unit of the account's currency
-	// (1.08 for EUR), used when the account does not bill in USD. Zero
-	// refuses such an account: every amount would be off by the rate.
-	USDRate float64
+	// (1.08 for EUR), used when the account does not bill in USD. Default
+	// 0, which refuses such an account: every amount would be off by the
+	// rate.
+	USDRate float64 `yaml:"usd_rate"`
+	// ExpandIdeas is the most new keywords a run adds to each country's
+	// keyword list with ExpandUniverse, seeded with that list, before it
+	// fetches metrics. Default 0: no expansion. The client itself does not
+	// read it; it travels with the Google Ads settings.
+	ExpandIdeas int `yaml:"expand_ideas"`
+}
+
+// WithDefaults returns c with the default of every unset field filled in
+// (a zero or negative pace is unset). New calls it; a configuration loader
+// calls it too, so that it checks and shows the values a client will use.
+func (c Config) WithDefaults() Config {
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	if c.APIVersion == "" {
+		c.APIVersion = DefaultAPIVersion
+	}
+	if c.TokenURL == "" {
+		c.TokenURL = DefaultTokenURL
+	}
+	if c.RequestsPerSecond <= 0 {
+		c.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	return c
 }
 
 // Options tunes the client. The zero value is ready to use; withDefaults
@@ -147,19 +188,8 @@ type Client struct {
 // first request mints the first access token.
 func New(cfg Config, opt Options) (*Client, error) {
 	opt = opt.withDefaults()
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = DefaultEndpoint
-	}
+	cfg = cfg.WithDefaults()
 	cfg.Endpoint = strings.TrimRight(cfg.Endpoint, "/")
-	if cfg.APIVersion == "" {
-		cfg.APIVersion = DefaultAPIVersion
-	}
-	if cfg.TokenURL == "" {
-		cfg.TokenURL = DefaultTokenURL
-	}
-	if cfg.RequestsPerSecond <= 0 {
-		cfg.RequestsPerSecond = 1
-	}
 	cfg.CustomerID = strings.ReplaceAll(strings.TrimSpace(cfg.CustomerID), "-", "")
 	cfg.LoginCustomerID = strings.ReplaceAll(strings.TrimSpace(cfg.LoginCustomerID), "-", "")
 	var missing []string

@@ -668,3 +668,25 @@ func TestExpandUniverseResume(t *testing.T) {
 // i64 and f64 are the nullable numbers of records and entries.
 func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
+
+// TestConfigWithDefaults fills every unset field with its documented
+// default and keeps every set one, so a configuration file and a client
+// built in code cannot disagree on a default.
+func TestConfigWithDefaults(t *testing.T) {
+	set := Config{Endpoint: "http://fake", APIVersion: "v22", TokenURL: "http://fake/token", RequestsPerSecond: 2.5}
+	for _, tc := range []struct {
+		name string
+		in   Config
+		want Config
+	}{
+		{"zero", Config{}, Config{Endpoint: DefaultEndpoint, APIVersion: DefaultAPIVersion, TokenURL: DefaultTokenURL, RequestsPerSecond: DefaultRequestsPerSecond}},
+		{"negative pace", Config{RequestsPerSecond: -1}, Config{Endpoint: DefaultEndpoint, APIVersion: DefaultAPIVersion, TokenURL: DefaultTokenURL, RequestsPerSecond: DefaultRequestsPerSecond}},
+		{"set", set, set},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.WithDefaults(); got != tc.want {
+				t.Errorf("WithDefaults() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

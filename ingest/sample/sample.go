@@ -36,6 +36,15 @@ const SERPFile = "serps.jsonl"
 // distinct keywords per country and the files grow by about 1.4 KB a keyword.
 const MaxKeywords = 20_000_000
 
+// DefaultKeywords is the number of keywords a country gets when
+// Options.Keywords is 0: enough for every page and API answer to look
+// real, small enough that `kwdata demo` is up in about a minute.
+const DefaultKeywords = 20000
+
+// DefaultCountries returns the countries of a sample when Options names
+// none: three markets with different languages and sizes.
+func DefaultCountries() []string { return []string{"us", "gb", "de"} }
+
 // Options says what to generate. The zero value of every field except Out
 // means its default; Generate fills the defaults in one place (withDefaults).
 type Options struct {
@@ -43,10 +52,10 @@ type Options struct {
 	// Required.
 	Out string
 	// Keywords is the number of distinct keywords in each country's planner
-	// file. Default 20000; at most MaxKeywords.
+	// file. Default DefaultKeywords; at most MaxKeywords.
 	Keywords int
 	// Countries are ISO 3166-1 alpha-2 codes, either case (written in lower
-	// case). Default us, gb, de.
+	// case). Default DefaultCountries().
 	Countries []string
 	// Seed selects the data set. Default 1.
 	Seed int64
@@ -73,13 +82,13 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("output folder is empty; pass --out DIR")
 	}
 	if o.Keywords == 0 {
-		o.Keywords = 20000
+		o.Keywords = DefaultKeywords
 	}
 	if o.Keywords < 0 || o.Keywords > MaxKeywords {
 		return o, fmt.Errorf("keywords %d out of range; pass 1 to %d", o.Keywords, MaxKeywords)
 	}
 	if len(o.Countries) == 0 {
-		o.Countries = []string{"us", "gb", "de"}
+		o.Countries = DefaultCountries()
 	}
 	seen := make(map[string]bool, len(o.Countries))
 	ccs := make([]string, 0, len(o.Countries))

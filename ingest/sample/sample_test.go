@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,8 +282,6 @@ func TestStructure(t *testing.T) {
 		})
 	}
 }
-
-var monthColumn = regexp.MustCompile(`^Searches: [A-Z][a-z]{2} \d{4}$`)
 
 func checkPlanner(t *testing.T, path string, n int, cc string) {
 	pf := readPlanner(t, path)

@@ -135,9 +135,6 @@ var (
 	deShopSuffixes     = []string{"", "kaufen", "online", "test", "2026", "angebot", "günstig", "vergleich", "bestellen"}
 )
 
-// Sections are path segments of content URLs on the synthetic sites.
-var sections = []string{"blog", "reviews", "guide", "products", "article", "shop", "c", "news", "p", "best", "compare", "learn", "deals", "topics", "category", "how-to", "forum", "wiki", "lists", "buying-guide"}
-
 // siteStems and siteSuffixes make the synthetic domains that rank for topics.
 var (
 	siteStems    = []string{"run", "gear", "shop", "home", "tech", "kitchen", "fit", "travel", "money", "pet", "garden", "learn", "auto", "beauty", "play", "health", "career", "daily", "smart", "urban", "green", "blue", "north", "happy", "bright", "true", "prime", "good", "top", "best", "clever", "simple", "pro", "mega", "nova", "zen", "bold", "swift", "alpha", "local"}

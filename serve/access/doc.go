@@ -14,17 +14,20 @@
 // # Keys
 //
 // A key is "kwd_" followed by 32 characters of lower-case base32 (160 random
-// bits from crypto/rand). Only its SHA-256 is stored, in the key registry
-// <Dir>/keys.json, next to a random 12-character key id that operators use
-// to list, revoke and re-tier keys. The registry is one JSON file replaced
-// atomically (temporary file, fsync, rename) under an advisory file lock, so
-// the `kwdata keys` command line and a running server can both change it. A
-// running Store notices a changed registry within KeysPollInterval (250 ms);
-// a key it does not know makes it look again before answering, so a newly
-// created key works on its first request, and a revoked or re-tiered key
-// takes effect within 250 ms. Those looks happen at most every 100 ms, so a
-// flood of made-up keys costs at most ten a second; a request with an
-// unknown key waits for the next one instead.
+// bits from crypto/rand). Only its SHA-256 is stored, in the account
+// database <Dir>/accounts (Pebble), next to a random 12-character key id
+// that operators use to list, revoke and re-tier keys, and an index of the
+// mailbox (FoldEmail) that holds each active key. Every change is one
+// synced batch. The server holds the database for its lifetime and
+// answers the command line on a Unix socket, <Dir>/admin.sock (mode
+// 0600): OpenKeys finds a server there and sends it each change, so a key
+// created, re-tiered or revoked works on the server before `kwdata keys`
+// returns. With no server running, OpenKeys opens the database itself.
+// The server keeps the records of keys it has seen in memory; being the
+// only writer, it updates them with every write, and a key it has not
+// seen costs one database read (a Bloom filter answers made-up keys).
+// A <Dir>/keys.json of an older kwdata is imported on the first open, in
+// one batch, and renamed keys.json.migrated.
 //
 // # Counting
 //
@@ -41,12 +44,11 @@
 // bookkeeping, and old day windows are deleted as days pass.
 //
 // Only one process may hold the counter database (Pebble locks it). That is
-// the server, through Open. The command line uses OpenKeys, which touches
-// only the registry; the lookups-this-period column it shows comes from
-// <Dir>/usage.json, a snapshot the server rewrites after every flush that
-// changed a key's count and on Close. While the server runs it is at most
-// FlushInterval old; after a clean stop it is exact (KeyRecord.LookupsAsOf
-// says when it was taken).
+// the server, through Open. Through the admin socket the command line
+// lists live counts; with no server running, the lookups-this-period
+// column comes from <Dir>/usage.json, a snapshot the server rewrites after
+// every flush that changed a key's count and on Close, exact after a clean
+// stop (KeyRecord.LookupsAsOf says when it was taken).
 package access
 
 import "errors"
@@ -63,8 +65,8 @@ var ErrQuotaExhausted = errors.New("allowance is used up")
 // a client address has registered too many keys today. The server answers 429.
 var ErrTooManyRegistrations = errors.New("too many registrations from this address today")
 
-// ErrEmailTaken is returned by Register when the email already has an active
-// key. The server answers 409.
+// ErrEmailTaken is returned by Register when the email's mailbox (see
+// FoldEmail) already has an active key. The server answers 409.
 var ErrEmailTaken = errors.New("email already has an active API key")
 
 // ErrInvalidEmail is returned for an email address that is not a plain

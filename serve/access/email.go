@@ -62,3 +62,28 @@ func validLabel(l string) bool {
 	}
 	return true
 }
+
+// FoldEmail returns the mailbox a normalized address delivers to, the
+// form in which one active key per mailbox is enforced: the address in
+// lower case without a "+tag" suffix of the local part, and for Gmail
+// (gmail.com, googlemail.com) without the dots of the local part, which
+// Gmail ignores, and with googlemail.com read as gmail.com. The stored
+// email stays as given; only the uniqueness check folds. Empty stays
+// empty.
+func FoldEmail(email string) string {
+	email = strings.ToLower(email)
+	local, domain, ok := strings.Cut(email, "@")
+	if !ok {
+		return email
+	}
+	if i := strings.IndexByte(local, '+'); i > 0 {
+		local = local[:i]
+	}
+	if domain == "googlemail.com" {
+		domain = "gmail.com"
+	}
+	if domain == "gmail.com" {
+		local = strings.ReplaceAll(local, ".", "")
+	}
+	return local + "@" + domain
+}

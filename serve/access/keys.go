@@ -1,26 +1,25 @@
 package access
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"time"
 
-	"github.com/kwdata/kwdata/kw"
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Key format: a recognisable prefix, then 160 random bits in lower-case
@@ -36,12 +35,12 @@ var keyEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPad
 
 // File names under Options.Dir.
 const (
-	keysFileName  = "keys.json"
-	keysLockName  = "keys.lock"
+	keysFileName  = "keys.json" // the registry before accounts moved into Pebble; migrated once
 	usageFileName = "usage.json"
 	countersName  = "counters"
+	accountsName  = "accounts"
+	adminSockName = "admin.sock"
 
-	keysTempPattern  = ".keys-*.tmp"  // writeKeysFile's temporary files
 	usageTempPattern = ".usage-*.tmp" // writeSnapshot's temporary files
 )
 
@@ -126,93 +125,78 @@ func (r KeyRecord) ActiveTier(now time.Time) Tier {
 	return r.Tier
 }
 
-// keysFile is the JSON form of the registry.
-type keysFile struct {
-	Version int       `json:"version"`
-	Keys    []fileKey `json:"keys"`
-}
+// Layout of the account database, <Dir>/accounts. Only the hash of a key
+// is a database key; the key itself is never written anywhere.
+const (
+	hashPrefix  = "k/" // k/<32-byte SHA-256 of the key> -> JSON storedKey
+	idPrefix    = "i/" // i/<id> -> the 32-byte hash of the id's current key
+	emailPrefix = "e/" // e/<FoldEmail(email)> -> id of the mailbox's active key
+	seqKey      = "m/seq"
+	migratedKey = "m/migrated" // when keys.json was imported
+)
 
-type fileKey struct {
+// storedKey is the value under k/<hash>.
+type storedKey struct {
 	ID        string    `json:"id"`
-	SHA256    string    `json:"sha256"`
+	Seq       uint64    `json:"seq"` // creation order, for listing
 	Tier      Tier      `json:"tier"`
 	Email     string    `json:"email,omitempty"`
 	Created   time.Time `json:"created"`
 	PaidUntil time.Time `json:"paid_until,omitzero"`
 	Revoked   time.Time `json:"revoked,omitzero"`
+
+	// Billing (see BillingChange).
+	Customer          string    `json:"customer,omitempty"`
+	Subscription      string    `json:"subscription,omitempty"`
+	Status            string    `json:"status,omitempty"`
+	CancelAtPeriodEnd bool      `json:"cancel_at_period_end,omitempty"`
+	PaymentFailed     time.Time `json:"payment_failed,omitzero"`
 }
 
-const keysFileVersion = 1
-
-// keySet is one immutable view of the registry.
-type keySet struct {
-	recs   []KeyRecord
-	byHash map[keyHash]int
-	stamp  fileStamp
+func (k storedKey) record() KeyRecord {
+	return KeyRecord{ID: k.ID, Tier: k.Tier, Email: k.Email, Created: k.Created, PaidUntil: k.PaidUntil, Revoked: k.Revoked}
 }
 
-// fileStamp identifies one version of the registry file. Writers replace
-// the file (a new inode) and keep its modification time increasing, so a
-// changed stamp means a changed file.
-type fileStamp struct{ info fs.FileInfo }
+// nCacheShards spreads the key cache over independent locks.
+const nCacheShards = 32
 
-func (a fileStamp) same(b fileStamp) bool {
-	if a.info == nil || b.info == nil {
-		return a.info == nil && b.info == nil
-	}
-	return os.SameFile(a.info, b.info) && a.info.ModTime().Equal(b.info.ModTime()) && a.info.Size() == b.info.Size()
+type cacheShard struct {
+	mu sync.RWMutex
+	m  map[keyHash]KeyRecord
+	_  [40]byte // keep neighbouring shards' locks off one cache line
 }
 
-func newKeySet(f *keysFile, stamp fileStamp) (*keySet, error) {
-	ks := &keySet{recs: make([]KeyRecord, 0, len(f.Keys)), byHash: make(map[keyHash]int, len(f.Keys)), stamp: stamp}
-	for _, k := range f.Keys {
-		var h keyHash
-		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != len(h) {
-			return nil, fmt.Errorf("key %s has a malformed sha256", k.ID)
-		} else {
-			copy(h[:], b)
-		}
-		if _, dup := ks.byHash[h]; dup {
-			return nil, fmt.Errorf("key %s duplicates the hash of another key", k.ID)
-		}
-		ks.byHash[h] = len(ks.recs)
-		ks.recs = append(ks.recs, KeyRecord{
-			ID: k.ID, Tier: k.Tier, Email: k.Email, Created: k.Created,
-			PaidUntil: k.PaidUntil, Revoked: k.Revoked,
-		})
-	}
-	return ks, nil
-}
-
-// Keys is the API key registry, <Dir>/keys.json. It can be opened by any
-// number of processes at once; writes are serialized by a file lock. The
-// command line uses it through OpenKeys; a Store embeds one.
+// Keys is the account registry, the Pebble database <Dir>/accounts. One
+// process holds the database: the server (through Open) or, when no server
+// runs, the command line (through OpenKeys). A command line that finds a
+// server holding it sends its changes through the server's admin socket
+// instead, so they take effect on the server the moment they are made.
 type Keys struct {
-	dir  string
-	now  func() time.Time
-	log  *slog.Logger
-	poll time.Duration
+	dir string
+	now func() time.Time
+	log *slog.Logger
 
-	mu        sync.Mutex // serializes writers and reloads in this process
-	set       atomic.Pointer[keySet]
-	epoch     time.Time    // when the registry was opened; lastCheck counts from it on the monotonic clock
-	lastCheck atomic.Int64 // nanos after epoch when the latest finished look at the file began
-	lookMu    sync.Mutex   // one unknown-key look at a time; see lookSince
-	looks     atomic.Int64 // looks at the file so far, which the tests bound
+	db     *pebble.DB // nil when remote is set
+	remote string     // the admin socket of the server holding the database
 
-	failMu     sync.Mutex // guards the two below; see report
-	failing    bool       // the last look at the file failed
-	failLogged time.Time  // when that failure was last logged
+	mu  sync.Mutex // serializes writers
+	seq uint64     // last sequence number given; under mu
+
+	// cache holds the records of keys seen since open. This process is
+	// the only writer, and every write updates the cache, so it is never
+	// stale; a miss reads the database.
+	cache [nCacheShards]cacheShard
 
 	// fill sets the usage fields of listed records; nil reads the server's
 	// usage snapshot.
 	fill func(recs []KeyRecord)
 }
 
-// OpenKeys opens the key registry under opt.Dir without the counter
-// database, for processes (the command line) that manage keys while a
-// server may be running. Lookups in ListKeys come from the server's usage
-// snapshot.
+// OpenKeys opens the account registry under opt.Dir for processes (the
+// command line) that manage keys while a server may be running: through
+// the server's admin socket when one answers there, else by opening the
+// database itself. Lookups in ListKeys are live through a server and come
+// from its last usage snapshot otherwise.
 func OpenKeys(opt Options) (*Keys, error) {
 	opt.fill()
 	if opt.Dir == "" {
@@ -221,305 +205,322 @@ func OpenKeys(opt Options) (*Keys, error) {
 	if err := os.MkdirAll(opt.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("cannot create access folder %s: %w", opt.Dir, err)
 	}
-	k := &Keys{dir: opt.Dir, now: opt.Now, log: opt.Logger, poll: opt.KeysPollInterval, epoch: time.Now()}
-	if err := k.removeStaleTemps(); err != nil {
+	sock := filepath.Join(opt.Dir, adminSockName)
+	// Another command line may hold the database for a moment; wait for
+	// it rather than fail, as the file lock of the JSON registry did.
+	deadline := time.Now().Add(localWait)
+	for {
+		if adminAnswers(sock) {
+			return &Keys{dir: opt.Dir, now: opt.Now, log: opt.Logger, remote: sock}, nil
+		}
+		k, err := openLocalKeys(opt)
+		if err == nil || !isLocked(err) || time.Now().After(deadline) {
+			return k, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// localWait is how long OpenKeys waits for another command line to
+// release the account database.
+const localWait = 10 * time.Second
+
+// isLocked reports whether an open failed because another process (or
+// another handle in this one) holds the database.
+func isLocked(err error) bool {
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "lock held by")
+}
+
+// openLocalKeys opens the account database itself, importing a keys.json
+// left by an older kwdata.
+func openLocalKeys(opt Options) (*Keys, error) {
+	db, err := openDB(filepath.Join(opt.Dir, accountsName), "accounts", "account database", opt)
+	if err != nil {
 		return nil, err
 	}
-	if err := k.reload(); err != nil {
+	k := &Keys{dir: opt.Dir, now: opt.Now, log: opt.Logger, db: db}
+	for i := range k.cache {
+		k.cache[i].m = make(map[keyHash]KeyRecord)
+	}
+	if v, closer, err := db.Get([]byte(seqKey)); err == nil {
+		k.seq, _ = decodeUint(v)
+		closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		db.Close()
+		return nil, fmt.Errorf("cannot read account database: %w", err)
+	}
+	if err := k.migrate(); err != nil {
+		db.Close()
 		return nil, err
 	}
 	return k, nil
 }
 
-// removeStaleTemps deletes the temporary files of registry writers that
-// died before their rename (kill -9 during `kwdata keys create`): they
-// hold key hashes and emails, and nothing else would ever remove them.
-// Writers hold the registry lock for the whole life of their temporary
-// file, so one found under the lock is certainly abandoned.
-func (k *Keys) removeStaleTemps() error {
-	unlock, err := lockFile(filepath.Join(k.dir, keysLockName))
-	if err != nil {
-		return fmt.Errorf("cannot lock key registry: %w", err)
+// Close releases the account database (nothing when remote).
+func (k *Keys) Close() error {
+	if k.db == nil {
+		return nil
 	}
-	defer unlock()
-	stale, err := filepath.Glob(filepath.Join(k.dir, keysTempPattern))
-	if err != nil {
-		return fmt.Errorf("cannot list leftover registry files: %w", err)
-	}
-	for _, name := range stale {
-		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("cannot remove leftover registry file %s: %w", name, err)
-		}
-	}
-	if len(stale) > 0 {
-		k.log.Info("removed temporary files of interrupted key registry writes", "dir", k.dir, "files", len(stale))
+	if err := k.db.Close(); err != nil {
+		return fmt.Errorf("cannot close account database: %w", err)
 	}
 	return nil
 }
 
-// Close releases the registry. It holds no open files between calls, so
-// Close only exists for symmetry with Store.
-func (k *Keys) Close() error { return nil }
+func encodeUint(v uint64) []byte { return encodeInt(int64(v)) }
 
-func (k *Keys) path() string { return filepath.Join(k.dir, keysFileName) }
-
-// reload reads the registry file if it changed since the last read.
-func (k *Keys) reload() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.reloadLocked()
+func decodeUint(b []byte) (uint64, bool) {
+	v, ok := decodeInt(b)
+	return uint64(v), ok
 }
 
-func (k *Keys) reloadLocked() error {
-	// Stored when the look is over, so that whoever reads a lastCheck
-	// also finds the view it produced (see lookSince).
-	start := k.since()
-	defer k.lastCheck.Store(start)
-	k.looks.Add(1)
-	cur := k.set.Load()
-	if cur != nil {
-		info, err := os.Stat(k.path())
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("cannot stat key registry: %w", err)
-		}
-		if cur.stamp.same(fileStamp{info}) {
-			return nil
-		}
-	}
-	f, stamp, err := readKeysFile(k.path())
-	if errors.Is(err, fs.ErrNotExist) && (cur == nil || cur.stamp.info == nil) {
-		// No registry was ever read here: a new installation, no keys yet.
-		f, stamp, err = &keysFile{Version: keysFileVersion}, fileStamp{}, nil
-	}
-	if err != nil {
-		// A registry that was read once and is now missing was moved or
-		// deleted, not emptied: writers replace it whole. Refusing every
-		// key for it would be worse than keeping the last good view.
-		return err
-	}
-	ks, err := newKeySet(f, stamp)
-	if err != nil {
-		return fmt.Errorf("cannot load key registry %s: %w", k.path(), err)
-	}
-	k.set.Store(ks)
-	return nil
+func hashDBKey(h keyHash) []byte { return append([]byte(hashPrefix), h[:]...) }
+
+func (k *Keys) shardOf(h keyHash) *cacheShard { return &k.cache[h[0]%nCacheShards] }
+
+// remember puts what a writer just committed into the cache.
+func (k *Keys) remember(h keyHash, rec KeyRecord) {
+	sh := k.shardOf(h)
+	sh.mu.Lock()
+	sh.m[h] = rec
+	sh.mu.Unlock()
 }
 
-// refresh looks at the registry file if the last look is older than gap;
-// a failure keeps the current view and is logged (see report).
-func (k *Keys) refresh(gap time.Duration) {
-	if k.since()-k.lastCheck.Load() < int64(gap) {
-		return
-	}
-	k.report(k.reload())
+// forget drops a key that no longer exists (the old key of a rotation).
+func (k *Keys) forget(h keyHash) {
+	sh := k.shardOf(h)
+	sh.mu.Lock()
+	delete(sh.m, h)
+	sh.mu.Unlock()
 }
 
-// failLogGap is the least time between two log lines about one spell of
-// an unreadable registry: the server looks at it four times a second.
-const failLogGap = time.Minute
-
-// report logs the outcome of a look at the registry file: a failure
-// (missing, unreadable, damaged) at Error, at most once per failLogGap
-// while it lasts, and its end once.
-func (k *Keys) report(err error) {
-	k.failMu.Lock()
-	defer k.failMu.Unlock()
-	if err == nil {
-		if k.failing {
-			k.failing = false
-			k.log.Info("key registry readable again", "path", k.path(), "keys", len(k.set.Load().recs))
-		}
-		return
-	}
-	now := time.Now()
-	if k.failing && now.Sub(k.failLogged) < failLogGap {
-		return
-	}
-	k.failing, k.failLogged = true, now
-	k.log.Error("cannot read the key registry; keeping the keys last read until it is readable again (logged at most once a minute)",
-		"path", k.path(), "keys", len(k.set.Load().recs), "err", err)
-}
-
-// watch refreshes the view every poll interval until done is closed.
-func (k *Keys) watch(done <-chan struct{}) {
-	t := time.NewTicker(k.poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			k.refresh(k.poll / 2)
-		}
-	}
-}
-
-// since is the time since the registry was opened, in nanoseconds, on the
-// monotonic clock: a wall clock set back would stall lookSince.
-func (k *Keys) since() int64 { return int64(time.Since(k.epoch)) }
-
-// unknownKeyGap is the least time between two looks at the registry file
-// caused by unknown keys.
-const unknownKeyGap = 100 * time.Millisecond
-
-// lookup returns the record of a well-formed key. A key it does not know
-// may have been created by another process a moment ago, so lookup first
-// makes sure the file has been looked at since the request arrived (see
-// lookSince); a key created before its first request therefore works on
-// that request. Known keys never touch the file or a lock.
+// lookup returns the record of a well-formed key. A key seen before is
+// answered from memory; another costs one database read, which a Bloom
+// filter makes cheap for made-up keys.
 func (k *Keys) lookup(key string) (KeyRecord, bool) {
 	h := hashKey(key)
-	ks := k.set.Load()
-	i, ok := ks.byHash[h]
-	if !ok {
-		k.lookSince(k.since())
-		ks = k.set.Load()
-		i, ok = ks.byHash[h]
+	sh := k.shardOf(h)
+	sh.mu.RLock()
+	rec, ok := sh.m[h]
+	sh.mu.RUnlock()
+	if ok {
+		return rec, true
+	}
+	sk, ok, err := k.get(h)
+	if err != nil {
+		k.log.Error("cannot read account database", "err", err)
+		return KeyRecord{}, false
 	}
 	if !ok {
 		return KeyRecord{}, false
 	}
-	return ks.recs[i], true
+	// A writer that committed after the read above has already put its
+	// record here; never overwrite it with the older one.
+	sh.mu.Lock()
+	if cur, ok := sh.m[h]; ok {
+		rec = cur
+	} else {
+		rec = sk.record()
+		sh.m[h] = rec
+	}
+	sh.mu.Unlock()
+	return rec, true
 }
 
-// lookSince returns once a look at the registry file that began at or after
-// t (see since) is over, looking itself when none has. It looks at
-// most once per unknownKeyGap: made-up keys are what a client guessing keys
-// sends, and each look stats the file and may wait behind a writer's disk
-// sync. So a flood of unknown keys costs at most ten looks a second, and
-// each of its requests waits at most about two gaps, on lookMu, which
-// nothing on the path of a known key takes.
-func (k *Keys) lookSince(t int64) {
-	k.lookMu.Lock()
-	defer k.lookMu.Unlock()
-	for {
-		last := k.lastCheck.Load()
-		if last >= t {
-			return
-		}
-		wait := time.Duration(last + int64(unknownKeyGap) - k.since())
-		if wait <= 0 {
-			break
-		}
-		time.Sleep(wait)
+// get reads the stored record of a key hash.
+func (k *Keys) get(h keyHash) (storedKey, bool, error) {
+	var sk storedKey
+	v, closer, err := k.db.Get(hashDBKey(h))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return sk, false, nil
 	}
-	k.report(k.reload())
+	if err != nil {
+		return sk, false, err
+	}
+	defer closer.Close()
+	if err := json.Unmarshal(v, &sk); err != nil {
+		return sk, false, fmt.Errorf("cannot decode account %x: %w", h[:4], err)
+	}
+	return sk, true, nil
 }
 
-func readKeysFile(path string) (*keysFile, fileStamp, error) {
-	f := &keysFile{Version: keysFileVersion}
-	fh, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fileStamp{}, fmt.Errorf("key registry %s is missing: %w", path, err)
+func (k *Keys) getString(key string) (string, bool, error) {
+	v, closer, err := k.db.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", false, nil
 	}
 	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("cannot open key registry: %w", err)
+		return "", false, err
 	}
-	defer fh.Close()
-	// Stat the open file, so the stamp belongs to the bytes read even if
-	// the file is replaced meanwhile.
-	info, err := fh.Stat()
-	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("cannot stat key registry: %w", err)
-	}
-	data, err := io.ReadAll(fh)
-	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("cannot read key registry %s: %w", path, err)
-	}
-	// An empty file is damage, never an empty registry: writers replace
-	// the file whole, and treating it as empty would refuse every key.
-	if err := json.Unmarshal(data, f); err != nil {
-		return nil, fileStamp{}, fmt.Errorf("cannot parse key registry %s: %w", path, err)
-	}
-	if f.Version != keysFileVersion {
-		return nil, fileStamp{}, fmt.Errorf("key registry %s has version %d; this kwdata reads version %d", path, f.Version, keysFileVersion)
-	}
-	return f, fileStamp{info}, nil
+	defer closer.Close()
+	return string(v), true, nil
 }
 
-// writeKeysFile replaces the registry atomically and durably: a reader sees
-// the old file or the new one, and a crash leaves one of them.
-func writeKeysFile(dir string, f *keysFile, prev fileStamp) error {
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("cannot encode key registry: %w", err)
-	}
-	data = append(data, '\n')
-	tmp, err := os.CreateTemp(dir, keysTempPattern)
-	if err != nil {
-		return fmt.Errorf("cannot write key registry: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write key registry: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot sync key registry: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write key registry: %w", err)
-	}
-	// Keep modification times strictly increasing even when two writes
-	// fall in one tick of the file system clock, so watchers see a change.
-	if prev.info != nil {
-		if info, err := os.Stat(tmp.Name()); err == nil && !info.ModTime().After(prev.info.ModTime()) {
-			m := prev.info.ModTime().Add(time.Millisecond)
-			if err := os.Chtimes(tmp.Name(), m, m); err != nil {
-				return fmt.Errorf("cannot stamp key registry: %w", err)
-			}
-		}
-	}
-	path := filepath.Join(dir, keysFileName)
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot replace key registry: %w", err)
-	}
-	return kw.SyncDir(dir)
+// txn is one write to the account database: a batch that becomes durable
+// in one synced commit, and the cache changes that follow it.
+type txn struct {
+	k     *Keys
+	b     *pebble.Batch
+	now   time.Time
+	after []func()
 }
 
-// update applies fn to the registry under the file lock and publishes the
-// result to this process at once.
-func (k *Keys) update(ctx context.Context, fn func(f *keysFile, now time.Time) error) error {
+func (t *txn) put(h keyHash, sk storedKey) error {
+	v, err := json.Marshal(sk)
+	if err != nil {
+		return err
+	}
+	if err := t.b.Set(hashDBKey(h), v, nil); err != nil {
+		return err
+	}
+	if err := t.b.Set([]byte(idPrefix+sk.ID), h[:], nil); err != nil {
+		return err
+	}
+	rec := sk.record()
+	t.after = append(t.after, func() { t.k.remember(h, rec) })
+	return nil
+}
+
+// update runs fn with a batch under the writer lock and commits it
+// durably before returning; a failure commits nothing.
+func (k *Keys) update(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	unlock, err := lockFile(filepath.Join(k.dir, keysLockName))
-	if err != nil {
-		return fmt.Errorf("cannot lock key registry: %w", err)
-	}
-	defer unlock()
-	f, stamp, err := readKeysFile(k.path())
-	if errors.Is(err, fs.ErrNotExist) {
-		if cur := k.set.Load(); cur != nil && cur.stamp.info != nil {
-			// Writing now would make a registry of one key and drop
-			// every key this process still knows.
-			return fmt.Errorf("%w; restore it before changing keys (this process still knows the %d keys it last read)", err, len(cur.recs))
-		}
-		f, stamp, err = &keysFile{Version: keysFileVersion}, fileStamp{}, nil
-	}
-	if err != nil {
+	t := &txn{k: k, b: k.db.NewIndexedBatch(), now: k.now().UTC()}
+	defer t.b.Close()
+	seq := k.seq
+	if err := fn(t); err != nil {
+		k.seq = seq
 		return err
 	}
-	if err := fn(f, k.now().UTC()); err != nil {
-		return err
+	if k.seq != seq {
+		_ = t.b.Set([]byte(seqKey), encodeUint(k.seq), nil)
 	}
-	if err := writeKeysFile(k.dir, f, stamp); err != nil {
-		return err
+	if err := t.b.Commit(pebble.Sync); err != nil {
+		k.seq = seq
+		return fmt.Errorf("cannot write account database: %w", err)
 	}
-	info, err := os.Stat(k.path())
-	if err != nil {
-		return fmt.Errorf("cannot stat key registry: %w", err)
+	for _, f := range t.after {
+		f()
 	}
-	ks, err := newKeySet(f, fileStamp{info})
-	if err != nil {
-		return fmt.Errorf("cannot load key registry: %w", err)
-	}
-	k.set.Store(ks)
-	k.lastCheck.Store(k.since())
 	return nil
+}
+
+// getString reads key through the batch, so a txn sees its own writes.
+func (t *txn) getString(key string) (string, bool, error) {
+	v, closer, err := t.b.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	defer closer.Close()
+	return string(v), true, nil
+}
+
+func (t *txn) get(h keyHash) (storedKey, bool, error) {
+	var sk storedKey
+	v, closer, err := t.b.Get(hashDBKey(h))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return sk, false, nil
+	}
+	if err != nil {
+		return sk, false, err
+	}
+	defer closer.Close()
+	if err := json.Unmarshal(v, &sk); err != nil {
+		return sk, false, fmt.Errorf("cannot decode account %x: %w", h[:4], err)
+	}
+	return sk, true, nil
+}
+
+// newAccount stores a new key h with a fresh id; holdMailbox makes it the
+// active key of its email's mailbox.
+func (t *txn) newAccount(h keyHash, tier Tier, email string, paidUntil time.Time, holdMailbox bool) (storedKey, error) {
+	id := newID()
+	for {
+		_, dup, err := t.getString(idPrefix + id)
+		if err != nil {
+			return storedKey{}, err
+		}
+		if !dup {
+			break
+		}
+		id = newID()
+	}
+	if email != "" && holdMailbox {
+		if err := t.b.Set([]byte(emailPrefix+FoldEmail(email)), []byte(id), nil); err != nil {
+			return storedKey{}, err
+		}
+	}
+	t.k.seq++
+	sk := storedKey{ID: id, Seq: t.k.seq, Tier: tier, Email: email, Created: t.now}
+	if tier == Paid && !paidUntil.IsZero() {
+		sk.PaidUntil = paidUntil.UTC()
+	}
+	return sk, t.put(h, sk)
+}
+
+// rekey moves the account of key old to key h: same id, tier,
+// subscription and counters (which count on the id), and old stops
+// working.
+func (t *txn) rekey(old, h keyHash, sk storedKey) error {
+	if err := t.b.Delete(hashDBKey(old), nil); err != nil {
+		return err
+	}
+	t.after = append(t.after, func() { t.k.forget(old) })
+	return t.put(h, sk)
+}
+
+// find returns the hash and record of the key named by an id or by the
+// key itself.
+func (t *txn) find(idOrKey string) (keyHash, storedKey, error) {
+	var h keyHash
+	if wellFormed(idOrKey) {
+		h = hashKey(idOrKey)
+	} else if v, ok, err := t.getString(idPrefix + idOrKey); err != nil {
+		return h, storedKey{}, err
+	} else if ok && len(v) == len(h) {
+		copy(h[:], v)
+	} else {
+		return h, storedKey{}, fmt.Errorf("%w: %q; list them with kwdata keys list", ErrKeyNotFound, idOrKey)
+	}
+	sk, ok, err := t.get(h)
+	if err != nil {
+		return h, sk, err
+	}
+	if !ok {
+		return h, sk, fmt.Errorf("%w: %q; list them with kwdata keys list", ErrKeyNotFound, idOrKey)
+	}
+	return h, sk, nil
+}
+
+// activeOf returns the id of the active key of a mailbox, if any.
+func (t *txn) activeOf(mailbox string) (string, bool, error) {
+	return t.getString(emailPrefix + mailbox)
+}
+
+// revoke marks sk revoked and frees its mailbox.
+func (t *txn) revoke(h keyHash, sk storedKey) error {
+	if !sk.Revoked.IsZero() {
+		return nil
+	}
+	sk.Revoked = t.now
+	if sk.Email != "" {
+		mb := FoldEmail(sk.Email)
+		if id, ok, err := t.activeOf(mb); err != nil {
+			return err
+		} else if ok && id == sk.ID {
+			if err := t.b.Delete([]byte(emailPrefix+mb), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return t.put(h, sk)
 }
 
 func checkGrant(tier Tier, paidUntil time.Time) error {
@@ -536,11 +537,19 @@ func checkGrant(tier Tier, paidUntil time.Time) error {
 }
 
 // CreateKey issues a key of tier Registered or Paid and returns it; this is
-// the only time the key is ever visible. email may be empty; an email that
-// already holds an active key is refused with ErrEmailTaken, as Register
-// refuses it, so the operator and the endpoint keep one key per email.
-// paidUntil is for Paid only; zero means no end.
+// the only time the key is ever visible. email may be empty; an email whose
+// mailbox (see FoldEmail) already holds an active key is refused with
+// ErrEmailTaken, as registration refuses it, so the operator and the
+// endpoint keep one key per mailbox. paidUntil is for Paid only; zero
+// means no end.
 func (k *Keys) CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error) {
+	if k.remote != "" {
+		resp, err := k.call(ctx, adminRequest{Op: "create", Tier: tier, Email: email, PaidUntil: paidUntil})
+		if err != nil {
+			return "", KeyRecord{}, err
+		}
+		return resp.Key, *resp.Record, nil
+	}
 	return k.create(ctx, tier, email, paidUntil, email != "")
 }
 
@@ -557,21 +566,21 @@ func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil ti
 	key := newKey()
 	h := hashKey(key)
 	var rec KeyRecord
-	err := k.update(ctx, func(f *keysFile, now time.Time) error {
-		if oneKeyPerEmail && slices.ContainsFunc(f.Keys, func(e fileKey) bool { return e.Email == email && e.Revoked.IsZero() }) {
-			return ErrEmailTaken
+	err := k.update(ctx, func(t *txn) error {
+		mb := FoldEmail(email)
+		taken := false
+		if email != "" {
+			var err error
+			if _, taken, err = t.activeOf(mb); err != nil {
+				return err
+			}
+			if taken && oneKeyPerEmail {
+				return ErrEmailTaken
+			}
 		}
-		id := newID()
-		for slices.ContainsFunc(f.Keys, func(e fileKey) bool { return e.ID == id }) {
-			id = newID()
-		}
-		fk := fileKey{ID: id, SHA256: hex.EncodeToString(h[:]), Tier: tier, Email: email, Created: now}
-		if tier == Paid && !paidUntil.IsZero() {
-			fk.PaidUntil = paidUntil.UTC()
-		}
-		f.Keys = append(f.Keys, fk)
-		rec = KeyRecord{ID: fk.ID, Tier: fk.Tier, Email: fk.Email, Created: fk.Created, PaidUntil: fk.PaidUntil}
-		return nil
+		sk, err := t.newAccount(h, tier, email, paidUntil, !taken)
+		rec = sk.record()
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, ErrEmailTaken) {
@@ -582,33 +591,20 @@ func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil ti
 	return key, rec, nil
 }
 
-// find returns the index of the key named by an id or by the key itself.
-func find(f *keysFile, idOrKey string) (int, error) {
-	match := func(e fileKey) bool { return e.ID == idOrKey }
-	if wellFormed(idOrKey) {
-		h := hashKey(idOrKey)
-		want := hex.EncodeToString(h[:])
-		match = func(e fileKey) bool { return e.SHA256 == want }
-	}
-	if i := slices.IndexFunc(f.Keys, match); i >= 0 {
-		return i, nil
-	}
-	return -1, fmt.Errorf("%w: %q; list them with kwdata keys list", ErrKeyNotFound, idOrKey)
-}
-
-// RevokeKey revokes the key with the given id (or the key itself). A
-// running server refuses it within KeysPollInterval. Revoking a revoked key
-// does nothing.
+// RevokeKey revokes the key with the given id (or the key itself); a
+// running server refuses it from the moment this returns. Revoking a
+// revoked key does nothing.
 func (k *Keys) RevokeKey(ctx context.Context, idOrKey string) error {
-	return k.update(ctx, func(f *keysFile, now time.Time) error {
-		i, err := find(f, idOrKey)
+	if k.remote != "" {
+		_, err := k.call(ctx, adminRequest{Op: "revoke", IDOrKey: idOrKey})
+		return err
+	}
+	return k.update(ctx, func(t *txn) error {
+		h, sk, err := t.find(idOrKey)
 		if err != nil {
 			return err
 		}
-		if f.Keys[i].Revoked.IsZero() {
-			f.Keys[i].Revoked = now
-		}
-		return nil
+		return t.revoke(h, sk)
 	})
 }
 
@@ -618,33 +614,74 @@ func (k *Keys) SetTier(ctx context.Context, idOrKey string, tier Tier, paidUntil
 	if err := checkGrant(tier, paidUntil); err != nil {
 		return err
 	}
-	return k.update(ctx, func(f *keysFile, now time.Time) error {
-		i, err := find(f, idOrKey)
+	if k.remote != "" {
+		_, err := k.call(ctx, adminRequest{Op: "set-tier", IDOrKey: idOrKey, Tier: tier, PaidUntil: paidUntil})
+		return err
+	}
+	return k.update(ctx, func(t *txn) error {
+		h, sk, err := t.find(idOrKey)
 		if err != nil {
 			return err
 		}
-		if !f.Keys[i].Revoked.IsZero() {
-			return fmt.Errorf("key %s is revoked; create a new one", f.Keys[i].ID)
+		if !sk.Revoked.IsZero() {
+			return fmt.Errorf("key %s is revoked; create a new one", sk.ID)
 		}
-		f.Keys[i].Tier = tier
-		f.Keys[i].PaidUntil = time.Time{}
+		sk.Tier = tier
+		sk.PaidUntil = time.Time{}
 		if !paidUntil.IsZero() {
-			f.Keys[i].PaidUntil = paidUntil.UTC()
+			sk.PaidUntil = paidUntil.UTC()
 		}
-		return nil
+		return t.put(h, sk)
 	})
 }
 
 // ListKeys returns every key, revoked ones included, oldest first, with
-// lookups this month from the server's usage snapshot (see LookupsAsOf).
+// lookups this month: live from a server, else from its usage snapshot
+// (see LookupsAsOf).
 func (k *Keys) ListKeys(ctx context.Context) ([]KeyRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := k.reload(); err != nil {
-		return nil, err
+	if k.remote != "" {
+		resp, err := k.call(ctx, adminRequest{Op: "list"})
+		if err != nil {
+			return nil, err
+		}
+		return resp.Records, nil
 	}
-	recs := slices.Clone(k.set.Load().recs)
+	type listed struct {
+		seq uint64
+		rec KeyRecord
+	}
+	var all []listed
+	it, err := k.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte(hashPrefix), UpperBound: []byte("k0")})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list accounts: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if len(all)%4096 == 0 && ctx.Err() != nil {
+			it.Close()
+			return nil, ctx.Err()
+		}
+		var sk storedKey
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = json.Unmarshal(v, &sk)
+		}
+		if err != nil {
+			it.Close()
+			return nil, fmt.Errorf("cannot read account %x: %w", bytes.TrimPrefix(it.Key(), []byte(hashPrefix))[:4], err)
+		}
+		all = append(all, listed{sk.Seq, sk.record()})
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("cannot list accounts: %w", err)
+	}
+	slices.SortFunc(all, func(a, b listed) int { return cmp.Compare(a.seq, b.seq) })
+	recs := make([]KeyRecord, len(all))
+	for i, l := range all {
+		recs[i] = l.rec
+	}
 	if k.fill != nil {
 		k.fill(recs)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -37,10 +38,17 @@ const (
 // or refuses writes, and with one error for a database another process
 // holds.
 func openCounters(dir string, opt Options) (*pebble.DB, error) {
+	return openDB(dir, "counters", "counter database", opt)
+}
+
+// openDB opens one of the store's Pebble databases (what names it in
+// errors and logs, short in the db attribute) with the handling
+// openCounters describes.
+func openDB(dir, short, what string, opt Options) (*pebble.DB, error) {
 	if err := probeSpace(opt.fs, dir); err != nil {
-		return nil, fmt.Errorf("cannot write to counter database %s: %w; free some disk space and start again", dir, err)
+		return nil, fmt.Errorf("cannot write to %s %s: %w; free some disk space and start again", what, dir, err)
 	}
-	bg := &backgroundErrors{log: opt.Logger.With("db", "counters"), failed: make(chan error, 1), park: make(chan struct{})}
+	bg := &backgroundErrors{what: what, log: opt.Logger.With("db", short), failed: make(chan error, 1), park: make(chan struct{})}
 	bg.opening.Store(true)
 	type result struct {
 		db  *pebble.DB
@@ -55,7 +63,7 @@ func openCounters(dir string, opt Options) (*pebble.DB, error) {
 				done <- result{err: fmt.Errorf("%v", p)}
 			}
 		}()
-		db, err := pebble.Open(dir, &pebble.Options{
+		o := &pebble.Options{
 			FS:                 opt.fs,
 			FormatMajorVersion: pebble.FormatNewest,
 			Logger:             pebbleLogger{bg.log},
@@ -67,14 +75,20 @@ func openCounters(dir string, opt Options) (*pebble.DB, error) {
 					}
 				},
 			},
-		})
+		}
+		// Point reads of absent keys (made-up API keys) are answered by
+		// the filters without reading a data block.
+		for i := range o.Levels {
+			o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		}
+		db, err := pebble.Open(dir, o)
 		done <- result{db, err}
 	}()
 	select {
 	case r := <-done:
 		bg.opening.Store(false)
 		if r.err != nil {
-			return nil, fmt.Errorf("cannot open counter database %s (is a kwdata server already running on this folder?): %w", dir, r.err)
+			return nil, fmt.Errorf("cannot open %s %s (is a kwdata server already running on this folder?): %w", what, dir, r.err)
 		}
 		return r.db, nil
 	case err := <-bg.failed:
@@ -86,7 +100,7 @@ func openCounters(dir string, opt Options) (*pebble.DB, error) {
 				r.db.Close()
 			}
 		}()
-		return nil, fmt.Errorf("cannot open counter database %s: %w; free some disk space and start again", dir, err)
+		return nil, fmt.Errorf("cannot open %s %s: %w; free some disk space and start again", what, dir, err)
 	}
 }
 
@@ -161,6 +175,7 @@ func mkdirAllSynced(fs vfs.FS, dir string) error {
 // failing job's goroutine and retries when it returns, so the pause in
 // report is the retry's backoff.
 type backgroundErrors struct {
+	what    string // the database, in log lines
 	log     *slog.Logger
 	opening atomic.Bool   // true until the open returns
 	failed  chan error    // receives the error that makes an open give up
@@ -180,7 +195,7 @@ func (b *backgroundErrors) report(err error) {
 	b.pause = min(max(2*b.pause, minRetryPause), maxRetryPause)
 	pause, inARow := b.pause, b.inARow
 	if now := time.Now(); now.Sub(b.loggedAt) >= bgLogGap {
-		b.log.Error("counter database cannot write; retrying with a growing pause (logged at most every 10s)",
+		b.log.Error(b.what+" cannot write; retrying with a growing pause (logged at most every 10s)",
 			"errors", b.unlogged, "retry_in", pause, "err", err)
 		b.loggedAt, b.unlogged = now, 0
 	}
@@ -200,7 +215,7 @@ func (b *backgroundErrors) succeeded() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.inARow > 0 {
-		b.log.Info("counter database writes again", "errors", b.inARow)
+		b.log.Info(b.what+" writes again", "errors", b.inARow)
 	}
 	b.inARow, b.pause, b.unlogged = 0, 0, 0
 }

@@ -16,7 +16,7 @@ type Options struct {
 	// Now returns the current time; windows follow Now().UTC(). Default
 	// time.Now. Tests inject a clock here.
 	Now func() time.Time
-	// Logger receives flush failures and registry reload problems. Default:
+	// Logger receives flush failures and account database problems. Default:
 	// discard.
 	Logger *slog.Logger
 	// AnonymousPerDay is the anonymous allowance per client address (IPv4
@@ -25,16 +25,13 @@ type Options struct {
 	// RegisteredPerMonth is the allowance of a registered key per UTC
 	// calendar month. Default 500.
 	RegisteredPerMonth int64
-	// RegistrationsPerAddressPerDay is how many keys Register issues to one
-	// client address per UTC day. Default 3.
+	// RegistrationsPerAddressPerDay is how many sign-up codes StartSignup
+	// makes (and keys Register issues) for one client address per UTC
+	// day. Default 3.
 	RegistrationsPerAddressPerDay int64
 	// FlushInterval is how often changed counters are written to disk, and
 	// so the most counting a crash can lose. Default 1s.
 	FlushInterval time.Duration
-	// KeysPollInterval is how often a Store looks for changes to the key
-	// registry made by other processes, and so how long a revocation takes
-	// to reach a running server. Default 250ms.
-	KeysPollInterval time.Duration
 	// Metrics, if set, counts committed lookups and quota refusals by tier
 	// (see NewMetrics). Default: nil, which counts nothing.
 	Metrics *Metrics
@@ -62,9 +59,6 @@ func (o *Options) fill() {
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = time.Second
-	}
-	if o.KeysPollInterval <= 0 {
-		o.KeysPollInterval = 250 * time.Millisecond
 	}
 	if o.fs == nil {
 		o.fs = vfs.Default

@@ -19,14 +19,16 @@ import (
 
 // Store counts lookups against the access tiers and manages API keys. The
 // server opens one with Open and holds it for its lifetime; it owns the
-// counter database, so only one process can have a Store on a folder at a
-// time (others use OpenKeys).
+// counter and account databases, so only one process can have a Store on
+// a folder at a time (others use OpenKeys, which reaches it through its
+// admin socket).
 type Store struct {
-	opt  Options
-	log  *slog.Logger
-	keys *Keys
-	db   *pebble.DB
-	seed maphash.Seed
+	opt   Options
+	log   *slog.Logger
+	keys  *Keys
+	db    *pebble.DB
+	admin *adminServer
+	seed  maphash.Seed
 
 	shards [nShards]shard
 
@@ -54,16 +56,39 @@ type keyUsage struct {
 	lastUsed int64 // unix nanos
 }
 
-// Open opens the store under opt.Dir: the key registry, and the counter
-// database, which it loads and keeps flushing every FlushInterval until
-// Close. It fails if another process has the counter database open.
-func Open(opt Options) (*Store, error) {
-	k, err := OpenKeys(opt)
+// Open opens the store under opt.Dir: the account database (importing a
+// keys.json of an older kwdata), and the counter database, which it loads
+// and keeps flushing every FlushInterval until Close; and it answers
+// `kwdata keys` on the admin socket. It fails if another process has
+// either database open.
+func Open(opt Options) (s *Store, err error) {
+	opt.fill()
+	if opt.Dir == "" {
+		return nil, errors.New("cannot open access store: no folder given")
+	}
+	if err := os.MkdirAll(opt.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("cannot create access folder %s: %w", opt.Dir, err)
+	}
+	var k *Keys
+	sock := filepath.Join(opt.Dir, adminSockName)
+	for deadline := time.Now().Add(localWait); ; time.Sleep(20 * time.Millisecond) {
+		if adminAnswers(sock) {
+			return nil, fmt.Errorf("cannot open access store %s: a kwdata server is already running on this folder (it answers on %s)", opt.Dir, sock)
+		}
+		// A `kwdata keys` command may hold the database for a moment.
+		if k, err = openLocalKeys(opt); err == nil || !isLocked(err) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	opt.fill()
-	s := &Store{
+	defer func() {
+		if err != nil {
+			k.Close()
+		}
+	}()
+	s = &Store{
 		opt:   opt,
 		log:   opt.Logger,
 		keys:  k,
@@ -95,8 +120,13 @@ func Open(opt Options) (*Store, error) {
 	if err := s.writeSnapshot(); err != nil {
 		s.log.Warn("cannot write usage snapshot", "err", err)
 	}
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.keys.watch(s.done) }()
+	if s.admin, err = s.listenAdmin(); err != nil {
+		// Serving matters more than the command line: without the
+		// socket (a folder path too long for one, say), kwdata keys
+		// says the database is held, and the server runs on.
+		s.log.Error("kwdata keys cannot reach this server; manage keys with the server stopped", "err", err)
+	}
+	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.flushLoop() }()
 	return s, nil
 }
@@ -382,6 +412,9 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	if s.admin != nil {
+		s.admin.close()
+	}
 	close(s.done)
 	s.wg.Wait()
 	err := s.flush()
@@ -423,8 +456,7 @@ func (s *Store) Register(ctx context.Context, email string, client netip.Addr) (
 	return key, rec, nil
 }
 
-// CreateKey issues a key; see Keys.CreateKey. It works at once in this
-// Store and in any other process watching the folder.
+// CreateKey issues a key; see Keys.CreateKey. It works at once.
 func (s *Store) CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error) {
 	return s.keys.CreateKey(ctx, tier, email, paidUntil)
 }

@@ -1,0 +1,216 @@
+// Package testservers starts the real servers that kwdata's tests talk
+// to (Mailpit for mail, stripe-mock for Stripe's API) on loopback, and
+// skips a test, noting it for make test, when one is not installed.
+package testservers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Pinned versions, as .ci/run installs them.
+const (
+	MailpitVersion    = "v1.27.11"
+	StripeMockVersion = "v0.203.0"
+)
+
+// SkipForTool skips tb because tool is missing, noting it in the file
+// $KWDATA_SKIPPED names so that make test can list what it did not check
+// and how to get the tool. Where they must run ($KWDATA_REQUIRE_SERVERS
+// set, as .ci/run sets it after installing them) a missing tool fails
+// the test instead.
+func SkipForTool(tb testing.TB, tool, howTo string) {
+	tb.Helper()
+	if os.Getenv("KWDATA_REQUIRE_SERVERS") != "" {
+		tb.Fatalf("%s is not installed, and CI must run this test: %s", tool, howTo)
+	}
+	if f := os.Getenv("KWDATA_SKIPPED"); f != "" {
+		if out, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			fmt.Fprintf(out, "%s needs %s: %s\n", tb.Name(), tool, howTo)
+			out.Close()
+		}
+	}
+	tb.Skipf("%s is not installed: %s", tool, howTo)
+}
+
+// lookTool finds a Go-installed tool on PATH or in GOBIN/GOPATH/bin.
+func lookTool(name string) (string, bool) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, true
+	}
+	var dirs []string
+	if d := os.Getenv("GOBIN"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, d := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			dirs = append(dirs, filepath.Join(d, "bin"))
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start runs a server process until the test ends and waits (at most 15 s)
+// until ready reports it answers.
+func start(tb testing.TB, name string, args []string, ready func() bool) {
+	tb.Helper()
+	path, _ := lookTool(name)
+	cmd := exec.Command(path, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("cannot start %s: %v", name, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	tb.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	for range 300 {
+		select {
+		case <-exited:
+			tb.Fatalf("%s exited at start:\n%s", name, out.String())
+		default:
+		}
+		if ready() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tb.Fatalf("%s did not answer within 15s", name)
+}
+
+// Mailpit is a running Mailpit: an SMTP server that keeps what it gets,
+// and an HTTP API to read it back.
+type Mailpit struct {
+	SMTP string // host:port of its SMTP server
+	API  string // base URL of its HTTP API
+}
+
+// StartMailpit runs Mailpit on free loopback ports until the test ends,
+// or skips the test when it is not installed. authAny makes its SMTP
+// server ask for (and accept any) login, over plain text.
+func StartMailpit(tb testing.TB, authAny bool) *Mailpit {
+	tb.Helper()
+	if _, ok := lookTool("mailpit"); !ok {
+		SkipForTool(tb, "mailpit", "go install github.com/axllent/mailpit@"+MailpitVersion)
+	}
+	m := &Mailpit{SMTP: freeAddr(tb)}
+	httpAddr := freeAddr(tb)
+	m.API = "http://" + httpAddr
+	args := []string{"--smtp", m.SMTP, "--listen", httpAddr, "--database", filepath.Join(tb.TempDir(), "mailpit.db"),
+		"--quiet", "--disable-version-check"}
+	if authAny {
+		args = append(args, "--smtp-auth-accept-any", "--smtp-auth-allow-insecure")
+	}
+	start(tb, "mailpit", args, func() bool {
+		resp, err := http.Get(m.API + "/api/v1/info")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	return m
+}
+
+// Message is one message Mailpit holds.
+type Message struct {
+	ID      string
+	Subject string
+	From    struct{ Name, Address string }
+	To      []struct{ Name, Address string }
+	Text    string
+}
+
+// Last returns the newest message to address, waiting up to 10 s for
+// one to arrive.
+func (m *Mailpit) Last(tb testing.TB, address string) Message {
+	tb.Helper()
+	for range 200 {
+		var list struct{ Messages []Message }
+		m.get(tb, "/api/v1/search?query="+url.QueryEscape("to:"+address), &list)
+		if len(list.Messages) > 0 {
+			var msg Message
+			m.get(tb, "/api/v1/message/"+list.Messages[0].ID, &msg)
+			return msg
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tb.Fatalf("no mail to %s reached Mailpit within 10s", address)
+	return Message{}
+}
+
+// Count returns how many messages Mailpit holds.
+func (m *Mailpit) Count(tb testing.TB) int {
+	tb.Helper()
+	var list struct {
+		Total int `json:"total"`
+	}
+	m.get(tb, "/api/v1/messages", &list)
+	return list.Total
+}
+
+func (m *Mailpit) get(tb testing.TB, path string, v any) {
+	tb.Helper()
+	resp, err := http.Get(m.API + path)
+	if err != nil {
+		tb.Fatalf("Mailpit API: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		tb.Fatalf("Mailpit API %s: %s: %s", path, resp.Status, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		tb.Fatalf("Mailpit API %s: %v", path, err)
+	}
+}
+
+// StartStripeMock runs stripe-mock on a free loopback port until the test
+// ends and returns its base URL, or skips the test when it is not
+// installed.
+func StartStripeMock(tb testing.TB) string {
+	tb.Helper()
+	if _, ok := lookTool("stripe-mock"); !ok {
+		SkipForTool(tb, "stripe-mock", "go install github.com/stripe/stripe-mock@"+StripeMockVersion)
+	}
+	addr := freeAddr(tb)
+	start(tb, "stripe-mock", []string{"-http-addr", addr}, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
+	return "http://" + addr
+}

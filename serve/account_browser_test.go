@@ -1,0 +1,118 @@
+package serve
+
+import (
+	"context"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestAccountPageInBrowser signs in on the account page in headless
+// Chromium, checks what it shows and that no script can read the key's
+// cookie, rotates the key, follows the subscribe button, shows a paid
+// account with a failed payment, and saves screenshots.
+func TestAccountPageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		skipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
+	}
+	ds := newDemoServer(t)
+	hs := httptest.NewServer(ds)
+	defer hs.Close()
+	ds.billing.url = hs.URL + "/healthz" // Stripe's pages are off the network here
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		return strings.TrimSpace(run(t, bctx, chromedp.Text(chromedp.CSS(sel))))
+	}
+
+	const key = "kwd_abcdefghijklmnopqrstuvwxyz234567"
+	do(chromedp.Navigate(hs.URL+"/account"), chromedp.WaitVisible(chromedp.ID("key-input")))
+	save(t, "account-sign-in.png", run(t, bctx, chromedp.FullScreenshot(100)))
+	do(chromedp.SendKeys(chromedp.ID("key-input"), key), chromedp.Submit(chromedp.ID("key-input")),
+		chromedp.WaitVisible(chromedp.ID("tier")))
+	if tier, used, left, renews := text("#tier"), text("#used"), text("#left"), text("#renews"); tier != "registered" || used != "123" || left != "377" || renews != "Tue 1 Dec 2026" {
+		t.Errorf("account shows tier %q used %q left %q renews %q", tier, used, left, renews)
+	}
+	if c := run(t, bctx, chromedp.Evaluate[string](`document.cookie`)); strings.Contains(c, "kwd_") {
+		t.Errorf("a script reads the key: document.cookie = %q", c)
+	}
+	if n := run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#subscribe, #rotate, #logout").length`)); n != 3 {
+		t.Errorf("%d of the subscribe, rotate and sign-out buttons", n)
+	}
+	save(t, "account.png", run(t, bctx, chromedp.FullScreenshot(100)))
+
+	// A new key: shown once, and the cookie holds it from now on.
+	do(chromedp.Click(chromedp.ID("rotate")), chromedp.WaitVisible(chromedp.CSS("pre#key")))
+	if got := text("pre#key"); !strings.HasPrefix(got, "kw_live_9b1c") {
+		t.Errorf("new key shown as %q", got)
+	}
+	ds.registrar.mu.Lock()
+	rotated := append([]string(nil), ds.registrar.rotated...)
+	ds.registrar.mu.Unlock()
+	if len(rotated) != 1 || rotated[0] != key {
+		t.Errorf("rotated %q", rotated)
+	}
+
+	// Subscribe leads to the payment page Billing answers.
+	do(chromedp.Navigate(hs.URL+"/account"), chromedp.WaitVisible(chromedp.ID("subscribe")),
+		chromedp.Click(chromedp.ID("subscribe")))
+	loc := ""
+	for range 100 { // the redirect takes a moment
+		if loc = run(t, bctx, chromedp.Location()); strings.HasSuffix(loc, "/healthz") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.HasSuffix(loc, "/healthz") {
+		t.Errorf("subscribe led to %s", loc)
+	}
+
+	// A paid account whose last charge failed.
+	ds.registrar.mu.Lock()
+	ds.registrar.account = AccountInfo{KeyID: "a1b2c3d4e5f6", Email: "ada@example.com", Tier: "paid", Used: 4210, Left: -1, Quota: 500,
+		Renews: time.Date(2026, 12, 22, 12, 0, 0, 0, time.UTC), SubStatus: "past_due", HasCustomer: true,
+		PaymentFailed: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}
+	ds.registrar.mu.Unlock()
+	do(chromedp.Navigate(hs.URL+"/account"), chromedp.WaitVisible(chromedp.ID("manage")))
+	if tier, left, failed, next := text("#tier"), text("#left"), text("#payment-failed"), text("#next-charge"); tier != "paid" || left != "unlimited" ||
+		!strings.Contains(failed, "22 Nov 2026") || next != "4.99 USD on Tue 22 Dec 2026" {
+		t.Errorf("paid account shows tier %q left %q failed %q next %q", tier, left, failed, next)
+	}
+	if n := run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#subscribe").length`)); n != 0 {
+		t.Error("a paid account is offered to subscribe")
+	}
+	save(t, "account-paid.png", run(t, bctx, chromedp.FullScreenshot(100)))
+	do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.Navigate(hs.URL+"/account"), chromedp.WaitVisible(chromedp.ID("manage")))
+	if sw, iw := run(t, bctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)), run(t, bctx, chromedp.Evaluate[int](`window.innerWidth`)); sw > iw {
+		t.Errorf("at phone width the account page is %dpx wide in a %dpx window", sw, iw)
+	}
+	save(t, "account-phone.png", run(t, bctx, chromedp.FullScreenshot(100)))
+
+	// Signing out forgets the key.
+	do(chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("key-input")))
+}
