@@ -24,11 +24,6 @@ import (
 // faster than SuggestRate a second.
 const CodeRateLimited = "rate_limited"
 
-func init() {
-	problems[CodeRateLimited] = problemInfo{"Too many requests",
-		"Suggestions are free but limited per client address to 10 a second. Retry after the seconds in the Retry-After header."}
-}
-
 // SuggestRate is how many suggestion requests a client may make a second.
 const SuggestRate = 10
 
