@@ -156,23 +156,9 @@ func (s *Server) toolIntentGroup(ctx context.Context, req *mcp.CallToolRequest) 
 	if err != nil {
 		return nil, err
 	}
-	var a struct {
-		Keyword *string `json:"keyword"`
-		Country string  `json:"country"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-		return nil, badArgs(err)
-	}
-	if a.Keyword == nil {
-		return nil, badArgs(errors.New(`"keyword" is required`))
-	}
-	q, err := normalizeInput(*a.Keyword)
+	q, c, err := keywordArgs(req)
 	if err != nil {
-		return nil, badArgs(err)
-	}
-	c, err := countryInput(a.Country)
-	if err != nil {
-		return nil, badArgs(err)
+		return nil, err
 	}
 	h := http.Header{}
 	g, _, _, err := s.lookupGroup(ctx, call.r, c, q, h)
@@ -226,20 +212,10 @@ func intentURL(keyword, country string) string {
 // handleIntentPage answers GET /intent?q=&country=: counted like the
 // keyword page, failing with the same HTML error pages.
 func (s *Server) handleIntentPage(w http.ResponseWriter, r *http.Request) error {
-	rawQ, _, _ := queryValue(r.URL.RawQuery, "q")
-	rawCountry, _, _ := queryValue(r.URL.RawQuery, "country")
-	form := formData{Q: rawQ, Country: strings.ToUpper(DefaultCountry)}
-	if c, ok := kw.LookupCountry(rawCountry); ok {
-		form.Country = c.Code
-	}
-	if len(form.Q) > maxRawQ || !isText(form.Q) {
-		form.Q = ""
-	}
-	q, c, err := parseKeywordQuery(r.URL.RawQuery)
+	form, q, c, err := pageQuery(r)
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
 	}
-	form.Q = q
 	g, _, _, err := s.lookupGroup(r.Context(), r, c, q, w.Header())
 	if err != nil {
 		if errors.Is(err, errNoGroup) {

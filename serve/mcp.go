@@ -405,29 +405,40 @@ func toolCall(ctx context.Context) (*mcpCall, error) {
 	return call, nil
 }
 
+// keywordArgs reads the arguments of a tool that takes one keyword and a
+// country (keyword_lookup, intent_group): the keyword normalized, the
+// country looked up, or the tool error a bad argument is.
+func keywordArgs(req *mcp.CallToolRequest) (string, kw.Country, error) {
+	var a struct {
+		Keyword *string `json:"keyword"`
+		Country string  `json:"country"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return "", kw.Country{}, badArgs(err)
+	}
+	if a.Keyword == nil {
+		return "", kw.Country{}, badArgs(errors.New(`"keyword" is required`))
+	}
+	q, err := normalizeInput(*a.Keyword)
+	if err != nil {
+		return "", kw.Country{}, badArgs(err)
+	}
+	c, err := countryInput(a.Country)
+	if err != nil {
+		return "", kw.Country{}, badArgs(err)
+	}
+	return q, c, nil
+}
+
 // toolKeywordLookup is the keyword_lookup tool: GET /v1/keyword as a tool.
 func (s *Server) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call, err := toolCall(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var a struct {
-		Keyword *string `json:"keyword"`
-		Country string  `json:"country"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-		return nil, badArgs(err)
-	}
-	if a.Keyword == nil {
-		return nil, badArgs(errors.New(`"keyword" is required`))
-	}
-	q, err := normalizeInput(*a.Keyword)
+	q, c, err := keywordArgs(req)
 	if err != nil {
-		return nil, badArgs(err)
-	}
-	c, err := countryInput(a.Country)
-	if err != nil {
-		return nil, badArgs(err)
+		return nil, err
 	}
 	h := http.Header{}
 	e, info, err := s.lookupOne(ctx, call.r, c, q, h)

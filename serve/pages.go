@@ -164,10 +164,10 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 	return s.renderPage(w, r, http.StatusOK, "home", d)
 }
 
-// handleKeywordPage answers GET /keyword?q=&country=. It admits and counts
-// exactly like GET /v1/keyword; its failures are HTML pages with the same
-// status codes.
-func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error {
+// pageQuery reads q and country of a page (the keyword and intent pages):
+// the normalized keyword and the country, or the error to render, with the
+// search form filled in as the person typed it when it can be shown again.
+func pageQuery(r *http.Request) (formData, string, kw.Country, error) {
 	rawQ, _, _ := queryValue(r.URL.RawQuery, "q")
 	rawCountry, _, _ := queryValue(r.URL.RawQuery, "country")
 	form := formData{Q: rawQ, Country: strings.ToUpper(DefaultCountry)}
@@ -178,10 +178,20 @@ func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error
 		form.Q = ""
 	}
 	q, c, err := parseKeywordQuery(r.URL.RawQuery)
+	if err == nil {
+		form.Q = q
+	}
+	return form, q, c, err
+}
+
+// handleKeywordPage answers GET /keyword?q=&country=. It admits and counts
+// exactly like GET /v1/keyword; its failures are HTML pages with the same
+// status codes.
+func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error {
+	form, q, c, err := pageQuery(r)
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
 	}
-	form.Q = q
 	e, info, err := s.lookupOne(r.Context(), r, c, q, w.Header())
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
