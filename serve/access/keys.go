@@ -344,8 +344,12 @@ func (k *Keys) get(h keyHash) (storedKey, bool, error) {
 	return sk, true, nil
 }
 
-func (k *Keys) getString(key string) (string, bool, error) {
-	v, closer, err := k.db.Get([]byte(key))
+func (k *Keys) getString(key string) (string, bool, error) { return getString(k.db, key) }
+
+// getString reads a string value from the database or a batch; ok is false
+// when the key is absent.
+func getString(r pebble.Reader, key string) (v string, ok bool, err error) {
+	b, closer, err := r.Get([]byte(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return "", false, nil
 	}
@@ -353,7 +357,7 @@ func (k *Keys) getString(key string) (string, bool, error) {
 		return "", false, err
 	}
 	defer closer.Close()
-	return string(v), true, nil
+	return string(b), true, nil
 }
 
 // txn is one write to the account database: a batch that becomes durable
@@ -410,17 +414,7 @@ func (k *Keys) update(ctx context.Context, fn func(t *txn) error) error {
 }
 
 // getString reads key through the batch, so a txn sees its own writes.
-func (t *txn) getString(key string) (string, bool, error) {
-	v, closer, err := t.b.Get([]byte(key))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	defer closer.Close()
-	return string(v), true, nil
-}
+func (t *txn) getString(key string) (string, bool, error) { return getString(t.b, key) }
 
 func (t *txn) get(h keyHash) (storedKey, bool, error) {
 	var sk storedKey
