@@ -13,17 +13,27 @@ const DefaultAnswerCacheBytes = 64 << 20
 // the cache of a build is dropped whole when another build is served. A hit
 // spares the index seek, the decoding and the encoding: most of what the
 // handler does beyond net/http, and real traffic asks for the same popular
-// keywords again and again. The cache is bounded in bytes; past the bound a
-// new answer takes the place of an arbitrary old one (Go map iteration
-// order), so it follows a change in what is popular at little cost.
+// keywords again and again. The cache is bounded in bytes; past the bound
+// one new answer in admitEvery takes the place of an arbitrary old one (Go
+// map iteration order). Admitting every one cost more than it saved when
+// lookups spread evenly over many more keywords than fit (each insert
+// evicted, few were asked again); sampled, a keyword asked often still
+// gets in soon, and the cache follows a change in what is popular.
 type answerCache struct {
 	version string // kw.IndexInfo.Version of the build the answers come from
 	limit   int64
+
+	full atomic.Bool   // the bound was reached once
+	tick atomic.Uint32 // answers offered while full, for sampling
 
 	mu    sync.RWMutex
 	m     map[string]map[string][]byte // country code -> keyword -> body
 	bytes int64
 }
+
+// admitEvery is how many answers a full cache is offered for each one it
+// takes.
+const admitEvery = 8
 
 // answerOverhead approximates what an entry costs beyond its body and
 // keyword: the map slot, the slice and string headers.
@@ -64,6 +74,9 @@ func (c *answerCache) put(country, q string, body []byte) {
 	if c == nil || size > c.limit {
 		return
 	}
+	if c.full.Load() && c.tick.Add(1)%admitEvery != 0 {
+		return
+	}
 	b := append([]byte(nil), body...)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -74,6 +87,9 @@ func (c *answerCache) put(country, q string, body []byte) {
 	}
 	if _, ok := byQ[q]; ok {
 		return
+	}
+	if c.bytes+size > c.limit {
+		c.full.Store(true)
 	}
 	for c.bytes+size > c.limit && c.evictOne() {
 	}

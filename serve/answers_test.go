@@ -108,8 +108,23 @@ func TestAnswerCacheBound(t *testing.T) {
 				if c.bytes > c.limit {
 					t.Fatalf("after %d answers: %d bytes, limit %d", i+1, c.bytes, c.limit)
 				}
-				if int64(tt.body) < tt.limit && !bytes.Equal(c.get("US", q), body) {
-					t.Fatalf("answer %d missing right after put", i)
+				if int64(tt.body) < tt.limit && !c.full.Load() && !bytes.Equal(c.get("US", q), body) {
+					t.Fatalf("answer %d missing right after put into a cache not yet full", i)
+				}
+			}
+			if tt.name == "evicts" {
+				// Full, the cache takes one answer in admitEvery: of the
+				// next 10*admitEvery keywords, 10 get in.
+				got := 0
+				for i := range 10 * admitEvery {
+					q := fmt.Sprintf("later %d", i)
+					c.put("US", q, body)
+					if c.get("US", q) != nil {
+						got++
+					}
+				}
+				if got != 10 {
+					t.Errorf("a full cache took %d of %d new answers, want 10", got, 10*admitEvery)
 				}
 			}
 			var held int64
