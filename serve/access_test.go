@@ -23,6 +23,9 @@ func TestClientAddr(t *testing.T) {
 		{"IPv4-mapped unmapped", "[::ffff:203.0.113.7]:5000", nil, trusted, "203.0.113.7"},
 		{"zone dropped", "[fe80::1%eth0]:5000", nil, trusted, "fe80::1"},
 		{"no port", "203.0.113.7", nil, trusted, "203.0.113.7"},
+		{"bare IPv6", "2001:db8::1", nil, trusted, "2001:db8::1"},
+		{"bracketed IPv6 without port", "[2001:db8::1]", nil, trusted, "2001:db8::1"},
+		{"port out of range", "203.0.113.7:99999", nil, trusted, "203.0.113.7"},
 		{"unix socket", "@", nil, trusted, ""},
 		{"empty", "", nil, trusted, ""},
 		{"XFF ignored from untrusted peer", "203.0.113.7:5000", []string{"198.51.100.1"}, trusted, "203.0.113.7"},
@@ -51,6 +54,18 @@ func TestClientAddr(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("ClientAddr(%q, %q) = %v, want %v", tt.remote, tt.xff, got, want)
+			}
+		})
+	}
+}
+
+// TestClientAddrAllocs guards the hot path: every request parses its
+// connection's peer, and a plain "host:port" must not allocate.
+func TestClientAddrAllocs(t *testing.T) {
+	for _, remote := range []string{"203.0.113.7:5000", "[2001:db8::1]:5000", "[::ffff:203.0.113.7]:5000"} {
+		t.Run(remote, func(t *testing.T) {
+			if n := testing.AllocsPerRun(100, func() { ClientAddr(remote, nil, nil) }); n != 0 {
+				t.Errorf("ClientAddr(%q) allocates %v times a call, want 0", remote, n)
 			}
 		})
 	}

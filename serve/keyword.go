@@ -143,6 +143,16 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("cannot admit lookup: %w", err)
 	}
 	defer t.Cancel() // a no-op once committed
+	csv := wantsCSV(r)
+	var cache *answerCache
+	if !csv {
+		cache = s.answers(info.Version)
+		if body := cache.get(c.Code, q); body != nil {
+			t.Commit(1, w.Header())
+			writeKeywordJSON(w, r, body)
+			return nil
+		}
+	}
 	e, err := s.index.Lookup(ctx, c.Code, q)
 	if errors.Is(err, kw.ErrNotFound) {
 		t.Commit(1, w.Header())
@@ -152,25 +162,39 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("cannot look up %q in %s: %w", q, c.Code, err)
 	}
 	t.Commit(1, w.Header())
-	if wantsCSV(r) {
+	if csv {
 		rows := [][]string{csvHeaderKeyword, keywordRow(q, &e, c.Code, dataDate(&e, info))}
 		return writeCSVDownload(w, r, csvName("keyword", q, c.Code), writeCSV(rows))
 	}
 
 	bp := bufPool.Get().(*[]byte)
 	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, dataDate(&e, info))
-	h := w.Header()
-	h["Content-Type"] = contentTypeJSON
-	h["Content-Length"] = contentLength(len(buf))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(buf)
+	writeKeywordJSON(w, r, buf)
+	// Only an answer known to come from the cache's build may enter it: a
+	// swap between Info and Lookup would otherwise file the new build's
+	// answer under the old one, or the other way round.
+	if cache != nil && e.DataDate == info.DataDate {
+		if now, ok := s.index.Info(); ok && now.Version == cache.version {
+			cache.put(c.Code, q, buf)
+		}
 	}
 	if cap(buf) <= maxPooledBuf {
 		*bp = buf
 		bufPool.Put(bp)
 	}
 	return nil
+}
+
+// writeKeywordJSON writes a 200 answer of GET /v1/keyword (headers only
+// for HEAD).
+func writeKeywordJSON(w http.ResponseWriter, r *http.Request, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	h["Content-Length"] = contentLength(len(body))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
 }
 
 // countryJSON is one entry of GET /v1/countries.

@@ -63,6 +63,10 @@ type Options struct {
 	// it would hand one client's Host to everyone. Default: empty, and
 	// links are relative.
 	PublicURL string
+	// AnswerCacheBytes bounds the memory of ready GET /v1/keyword answers
+	// kept for the served build (see answerCache). Default:
+	// DefaultAnswerCacheBytes; negative turns the cache off.
+	AnswerCacheBytes int64
 }
 
 // setDefaults fills in every default of Options; it is the only place that
@@ -79,6 +83,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Mailer == nil {
 		o.Mailer = LogMailer{Logger: o.Logger}
+	}
+	if o.AnswerCacheBytes == 0 {
+		o.AnswerCacheBytes = DefaultAnswerCacheBytes
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
@@ -106,6 +113,9 @@ type Server struct {
 	publicURL string          // Options.PublicURL without a trailing "/"
 
 	suggestLimit *rateLimiter // GET /v1/suggest, per client
+
+	answerLimit int64          // Options.AnswerCacheBytes
+	answerCache answerCachePtr // ready answers of the served build
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -151,6 +161,7 @@ func New(opt Options) *Server {
 		origins:   map[string]bool{},
 
 		suggestLimit: newRateLimiter(SuggestRate, opt.Now),
+		answerLimit:  opt.AnswerCacheBytes,
 	}
 	for _, o := range opt.AllowedOrigins {
 		c, err := CanonicalOrigin(o)

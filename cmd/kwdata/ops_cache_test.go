@@ -9,7 +9,8 @@ import (
 )
 
 // TestServeCacheFlag: --cache-mb sizes the index's block cache, and a size
-// below 1 MiB is refused before anything starts.
+// below 1 MiB is refused before anything starts; --answer-cache-mb takes 0
+// (off) and refuses a negative size.
 func TestServeCacheFlag(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -21,6 +22,8 @@ func TestServeCacheFlag(t *testing.T) {
 		{"set", []string{"--cache-mb", "8"}, "", "cache_mib=8"},
 		{"zero", []string{"--cache-mb", "0"}, "--cache-mb is 0", ""},
 		{"negative", []string{"--cache-mb", "-5"}, "--cache-mb is -5", ""},
+		{"answer cache off", []string{"--answer-cache-mb", "0"}, "", "cache_mib=256"},
+		{"answer cache negative", []string{"--answer-cache-mb", "-1"}, "--answer-cache-mb is -1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, _ := testMain(t)

@@ -37,6 +37,9 @@ type serveConfig struct {
 	// cacheMB sizes the index's block cache in MiB. Default (0): the
 	// index package's, 256 MiB.
 	cacheMB int
+	// answerCacheBytes bounds the ready answers the server keeps, as
+	// serve.Options.AnswerCacheBytes. Default (0): serve's, 64 MiB.
+	answerCacheBytes int64
 	// publicURL is where clients reach the server, for absolute links in
 	// pages and llms.txt. Default (empty): the listening address when it
 	// names one host, else relative links (see defaultPublicURL).
@@ -55,12 +58,13 @@ type serveConfig struct {
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--answer-cache-mb 64] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", serve.DefaultAddr, "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
 	publicURL := fs.String("public-url", "", "URL clients reach the server at, e.g. https://kwdata.example.com, for absolute links in pages and llms.txt (default: http://ADDR when --addr names one host, else relative links; never the request's Host)")
 	cacheMB := fs.Int("cache-mb", 256, "MiB of memory for the index's block cache (outside the Go heap); the build's size keeps all of it in memory")
+	answerMB := fs.Int("answer-cache-mb", serve.DefaultAnswerCacheBytes>>20, "MiB of ready GET /v1/keyword answers kept for the served build (in the Go heap); 0 turns it off")
 	smtpURL := fs.String("smtp-url", "", "SMTP server for sign-up codes, smtp://user:pass@host:587 (STARTTLS when offered, required with a login) or smtps://host:465; the password may instead come from $"+smtpPasswordEnv+" (default: write each message to the log)")
 	mailFrom := fs.String("mail-from", "", "sender of sign-up mail, e.g. \"kwdata <no-reply@example.com>\" (required with --smtp-url)")
 	stripePrice := fs.String("stripe-price", "", "Stripe price of the paid tier, price_…; turns billing on, with the secret key from $STRIPE_SECRET_KEY (default: no billing; POST /v1/billing/* answer 501)")
@@ -79,7 +83,14 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if *cacheMB < 1 {
 		return usageError{fmt.Errorf("--cache-mb is %d; write 1 or more", *cacheMB)}
 	}
-	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins, cacheMB: *cacheMB}
+	if *answerMB < 0 {
+		return usageError{fmt.Errorf("--answer-cache-mb is %d; write 0 (off) or more", *answerMB)}
+	}
+	cfg := serveConfig{data: *data, addr: *addr, pprof: *pprofAddr, allowedOrigins: origins, cacheMB: *cacheMB,
+		answerCacheBytes: int64(*answerMB) << 20}
+	if *answerMB == 0 {
+		cfg.answerCacheBytes = -1
+	}
 	pub, err := serve.ParsePublicURL(*publicURL)
 	if err != nil {
 		return usageError{fmt.Errorf("--public-url: %w", err)}
@@ -227,7 +238,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
 		Access: adapter, Registrar: adapter, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
-		PublicURL: cfg.publicURL,
+		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes,
 	})
 	if cfg.pprof != "" {
 		_, stop, err := m.servePprof(cfg.pprof)

@@ -1,0 +1,146 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+// stampBuild gives every fixture entry the data date of the served build,
+// as the real index does, so that its answers may be cached.
+func stampBuild(tb testing.TB, f *fakeIndex) {
+	tb.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, e := range f.entries {
+		e.DataDate = f.info.DataDate
+		f.entries[k] = e
+	}
+}
+
+// TestKeywordAnswerCache: a cached answer is byte for byte the answer
+// without the cache, skips the index, is still counted, and a build swap
+// drops every cached answer of the old build.
+func TestKeywordAnswerCache(t *testing.T) {
+	cached := newTestServer(t)
+	stampBuild(t, cached.index)
+	plain := newTestServer(t)
+	plain.Server = New(Options{Index: plain.index, Access: plain.access, Now: cached.now, AnswerCacheBytes: -1})
+	stampBuild(t, plain.index)
+
+	targets := []string{
+		"/v1/keyword?q=running+shoes",
+		"/v1/keyword?q=Running%20Shoes&country=us",
+		"/v1/keyword?q=airgun",
+		"/v1/keyword?q=laufschuhe&country=de",
+		"/v1/keyword?q=" + "shoes+%22%3Cb%3E%22+%26+m%C3%A1s",
+	}
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		for _, target := range targets {
+			want := do(t, plain, method, target, nil)
+			for round := range 3 {
+				before := cached.index.lookups
+				got := do(t, cached, method, target, nil)
+				if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+					t.Fatalf("%s %s round %d: %d %q, want %d %q", method, target, round, got.Code, got.Body, want.Code, want.Body)
+				}
+				for _, h := range []string{"Content-Type", "Content-Length", "RateLimit", "RateLimit-Policy"} {
+					if got.Header().Get(h) != want.Header().Get(h) {
+						t.Errorf("%s %s round %d: %s %q, want %q", method, target, round, h, got.Header().Get(h), want.Header().Get(h))
+					}
+				}
+				if looked := cached.index.lookups - before; round > 0 && looked != 0 {
+					t.Errorf("%s %s round %d: %d index lookups, want 0 (a cached answer)", method, target, round, looked)
+				}
+			}
+		}
+	}
+	if n, want := len(cached.access.committed), 2*3*len(targets); n != want {
+		t.Errorf("%d lookups counted, want %d: a cached answer is counted like any other", n, want)
+	}
+
+	// A new build: same keyword, new figures, new data date.
+	cached.index.mu.Lock()
+	cached.index.info.Version, cached.index.info.DataDate = "20261123T030000Z", "2026-11-22"
+	e := cached.index.entries[[2]string{"US", "running shoes"}]
+	e.Volume, e.DataDate = i64(1), "2026-11-22"
+	cached.index.entries[[2]string{"US", "running shoes"}] = e
+	cached.index.mu.Unlock()
+	got := do(t, cached, http.MethodGet, "/v1/keyword?q=running+shoes", nil)
+	if !bytes.Contains(got.Body.Bytes(), []byte(`"volume":1,`)) || !bytes.Contains(got.Body.Bytes(), []byte(`"updated":"2026-11-22"`)) {
+		t.Errorf("after the swap: %s, want the new build's answer", got.Body)
+	}
+}
+
+// TestKeywordAnswerCacheCSV: a CSV download is never answered from the
+// JSON cache.
+func TestKeywordAnswerCacheCSV(t *testing.T) {
+	ts := newTestServer(t)
+	stampBuild(t, ts.index)
+	do(t, ts, http.MethodGet, "/v1/keyword?q=running+shoes", nil)
+	got := do(t, ts, http.MethodGet, "/v1/keyword?q=running+shoes&format=csv", nil)
+	if ct := got.Header().Get("Content-Type"); !bytes.HasPrefix([]byte(ct), []byte("text/csv")) {
+		t.Errorf("format=csv after a cached JSON answer: Content-Type %q, want text/csv", ct)
+	}
+}
+
+// TestAnswerCacheBound: the cache never holds more than its limit, keeps
+// taking new answers once full, and refuses an answer larger than all of it.
+func TestAnswerCacheBound(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit int64
+		n     int
+		body  int
+	}{
+		{"fits", 1 << 20, 100, 100},
+		{"evicts", 4 << 10, 1000, 200},
+		{"one larger than the cache", 100, 1, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &answerCache{version: "b", limit: tt.limit, m: map[string]map[string][]byte{}}
+			body := bytes.Repeat([]byte("x"), tt.body)
+			for i := range tt.n {
+				q := fmt.Sprintf("keyword %d", i)
+				c.put("US", q, body)
+				if c.bytes > c.limit {
+					t.Fatalf("after %d answers: %d bytes, limit %d", i+1, c.bytes, c.limit)
+				}
+				if int64(tt.body) < tt.limit && !c.full.Load() && !bytes.Equal(c.get("US", q), body) {
+					t.Fatalf("answer %d missing right after put into a cache not yet full", i)
+				}
+			}
+			if tt.name == "evicts" {
+				// Full, the cache takes one answer in admitEvery: of the
+				// next 10*admitEvery keywords, 10 get in.
+				got := 0
+				for i := range 10 * admitEvery {
+					q := fmt.Sprintf("later %d", i)
+					c.put("US", q, body)
+					if c.get("US", q) != nil {
+						got++
+					}
+				}
+				if got != 10 {
+					t.Errorf("a full cache took %d of %d new answers, want 10", got, 10*admitEvery)
+				}
+			}
+			var held int64
+			for _, byQ := range c.m {
+				for q, b := range byQ {
+					held += int64(len(b)+len(q)) + answerOverhead
+				}
+			}
+			if held != c.bytes {
+				t.Errorf("bytes %d, entries add up to %d", c.bytes, held)
+			}
+		})
+	}
+	var nilCache *answerCache
+	if nilCache.get("US", "x") != nil {
+		t.Error("a nil cache answered")
+	}
+	nilCache.put("US", "x", []byte("y")) // must not panic
+}
