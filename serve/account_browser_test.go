@@ -1,9 +1,7 @@
 package serve
 
 import (
-	"context"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,28 +14,11 @@ import (
 // cookie, rotates the key, follows the subscribe button, shows a paid
 // account with a failed payment, and saves screenshots.
 func TestAccountPageInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		skipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
-	}
+	bctx := startBrowser(t)
 	ds := newDemoServer(t)
 	hs := httptest.NewServer(ds)
 	defer hs.Close()
 	ds.billing.url = hs.URL + "/healthz" // Stripe's pages are off the network here
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(bctx, steps...); err != nil {

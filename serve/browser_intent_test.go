@@ -1,12 +1,9 @@
 package serve
 
 import (
-	"context"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -16,27 +13,10 @@ import (
 // and waits for its suggestions, opens a 404 page that offers keywords to
 // try, checks the Download CSV links answer CSV, and saves screenshots.
 func TestIntentAndSuggestionsInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		skipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
-	}
+	bctx := startBrowser(t)
 	ds := newDemoServer(t)
 	hs := httptest.NewServer(ds) // listens on 127.0.0.1
 	defer hs.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(bctx, steps...); err != nil {

@@ -32,38 +32,10 @@ func artifactDir(tb testing.TB) string {
 // checks the rendered numbers and links, follows a related keyword, and
 // saves desktop and phone-width screenshots.
 func TestKeywordPageInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		skipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
-	}
+	bctx := startBrowser(t)
 	ds := newDemoServer(t)
 	hs := httptest.NewServer(ds) // listens on 127.0.0.1
 	defer hs.Close()
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 900),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
 
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -141,6 +113,32 @@ func TestKeywordPageInBrowser(t *testing.T) {
 }
 
 // run runs one browser action and returns its value.
+// startBrowser starts headless Chromium for a page test, or skips the test
+// (noted for make test) where Chromium is not installed. The browser and
+// its 60-second deadline end with the test.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		skipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	return bctx
+}
+
 func run[T any](tb testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 	tb.Helper()
 	v, err := chromedp.Run(ctx, a)
