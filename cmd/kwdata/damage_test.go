@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -98,26 +97,7 @@ func startLoggedServer(tb testing.TB, data string, logs io.Writer) string {
 	tb.Helper()
 	m, _, _ := testMain(tb)
 	m.Logger = slog.New(slog.NewTextHandler(logs, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc, done := make(chan string, 1), make(chan error, 1)
-	go func() {
-		done <- m.serve(ctx, serveConfig{data: data, addr: "127.0.0.1:0", ready: func(a string) { addrc <- a }})
-	}()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("serve: %v", err)
-		}
-	})
-	select {
-	case a := <-addrc:
-		return "http://" + a
-	case err := <-done:
-		tb.Fatalf("serve stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		tb.Fatal("server did not start")
-	}
-	return ""
+	return serveUntilCleanup(tb, m, data)
 }
 
 // lookupStatus asks for keyword in us with key and returns the status and

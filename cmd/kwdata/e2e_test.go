@@ -44,6 +44,13 @@ func run(tb testing.TB, args ...string) string {
 func startServer(tb testing.TB, data string) string {
 	tb.Helper()
 	m, _, _ := testMain(tb)
+	return serveUntilCleanup(tb, m, data)
+}
+
+// serveUntilCleanup runs m's server for data on a free loopback port until
+// the test ends, and returns its base URL.
+func serveUntilCleanup(tb testing.TB, m *Main, data string) string {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc, done := make(chan string, 1), make(chan error, 1)
 	go func() {
