@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"sync"
 
-	"github.com/kwdata/kwdata/kw"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
 )
@@ -66,17 +62,10 @@ type rowGroupRef struct {
 // reconstruction and the per-value strings that Scan allocates.
 func ScanColumns(ctx context.Context, data, dataset, country, date string, columns []string, workers int,
 	decode func(*ColumnBatch) error, fn func(*ColumnBatch) error) error {
-	dir := kw.PartitionDir(data, dataset, country, date)
-	names, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	names, err := partitionFiles(data, dataset, country, date)
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("cannot read %s: %w", dir, ErrNoPartition)
-		}
-	}
-	sort.Strings(names)
 	var refs []rowGroupRef
 	for _, name := range names {
 		f, pf, err := openFile(name)

@@ -211,18 +211,30 @@ func Read[T any](data, dataset, country, date string) ([]T, error) {
 	return out, err
 }
 
-// Rows counts the rows of a partition from its files' footers, without
-// reading any data: what a stage needs to show progress against a total.
-func Rows(data, dataset, country, date string) (int64, error) {
+// partitionFiles lists the Parquet files of a partition in name order
+// (the order of its rows): none for an empty partition, ErrNoPartition
+// when the partition does not exist.
+func partitionFiles(data, dataset, country, date string) ([]string, error) {
 	dir := kw.PartitionDir(data, dataset, country, date)
 	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if len(files) == 0 {
 		if _, err := os.Stat(dir); err != nil {
-			return 0, fmt.Errorf("cannot read %s: %w", dir, ErrNoPartition)
+			return nil, fmt.Errorf("cannot read %s: %w", dir, ErrNoPartition)
 		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Rows counts the rows of a partition from its files' footers, without
+// reading any data: what a stage needs to show progress against a total.
+func Rows(data, dataset, country, date string) (int64, error) {
+	files, err := partitionFiles(data, dataset, country, date)
+	if err != nil {
+		return 0, err
 	}
 	var n int64
 	for _, name := range files {
@@ -248,17 +260,10 @@ func Rows(data, dataset, country, date string) (int64, error) {
 // Scan streams the rows of a partition in file order to fn, in batches. The
 // batch slice is reused between calls; fn must copy what it keeps of it.
 func Scan[T any](ctx context.Context, data, dataset, country, date string, fn func(batch []T) error) error {
-	dir := kw.PartitionDir(data, dataset, country, date)
-	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	files, err := partitionFiles(data, dataset, country, date)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("cannot read %s: %w", dir, ErrNoPartition)
-		}
-	}
-	sort.Strings(files)
 	buf := make([]T, scanBatch)
 	for _, name := range files {
 		if err := scanFile(ctx, name, buf, fn); err != nil {
