@@ -358,3 +358,65 @@ func mustJSON(tb testing.TB, v any) []byte {
 	}
 	return data
 }
+
+// TestMigrateToRedis moves an embedded store to Redis: keys keep working
+// (revoked ones stay refused, mailboxes stay taken), every allowance
+// continues where it was, and a second copy replaces rather than adds.
+func TestMigrateToRedis(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	dir := t.TempDir()
+	clk := &clock{t: time.Now()}
+	ctx := context.Background()
+	emb := openStore(t, dir, clk)
+	regKey, regRec, err := emb.CreateKey(ctx, Registered, "ann@example.com", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paidKey, _ := mustCreate(t, emb, Paid, time.Time{})
+	goneKey, goneRec := mustCreate(t, emb, Registered, time.Time{})
+	if err := emb.RevokeKey(ctx, goneRec.ID); err != nil {
+		t.Fatal(err)
+	}
+	client := mustAddr(t, "203.0.113.50")
+	use(t, emb, mustIdentify(t, emb, "", client), 7)
+	use(t, emb, mustIdentify(t, emb, regKey, client), 30)
+	use(t, emb, mustIdentify(t, emb, paidKey, client), 4)
+	if err := emb.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openRedisStores(t, rd, 1, Options{Now: clk.Now})[0]
+	for range 2 {
+		rep, err := MigrateToRedis(ctx, Options{Dir: dir, Now: clk.Now}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Keys != 3 || rep.Counters != 3 {
+			t.Fatalf("report %+v, want 3 keys and 3 counters", rep)
+		}
+	}
+	if _, err := s.Identify(ctx, goneKey, client); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("revoked key after migration: %v", err)
+	}
+	if c, err := s.Identify(ctx, paidKey, client); err != nil || c.Tier != Paid {
+		t.Fatalf("paid key after migration: %v, %v", c, err)
+	}
+	if _, _, err := s.CreateKey(ctx, Registered, "ann@example.com", time.Time{}); !errors.Is(err, ErrEmailTaken) {
+		t.Fatalf("mailbox after migration: %v, want ErrEmailTaken", err)
+	}
+	for _, tc := range []struct {
+		key  string
+		want int
+	}{{"", 13}, {regKey, 470}} {
+		if got := admitMany(t, []*RedisStore{s}, tc.key, client, tc.want+5); got != tc.want {
+			t.Errorf("key %q: %d admitted after migration, want the %d left", tc.key, got, tc.want)
+		}
+	}
+	recs, err := s.ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].ID != regRec.ID || recs[0].Lookups != 500 || recs[1].Lookups != 4 || recs[0].LastUsed.IsZero() {
+		t.Fatalf("ListKeys = %+v", recs)
+	}
+}
