@@ -55,10 +55,13 @@ type serveConfig struct {
 	// stripe configures billing; nil without --stripe-price, and the
 	// billing endpoints answer 501.
 	stripe *billing.Options
+	// access is the Redis URL of a shared access store. Default (empty):
+	// the embedded store in <data>/access.
+	access string
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--answer-cache-mb 64] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--answer-cache-mb 64] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]] [--access redis://HOST:6379/0]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", serve.DefaultAddr, "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
@@ -70,6 +73,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	stripePrice := fs.String("stripe-price", "", "Stripe price of the paid tier, price_…; turns billing on, with the secret key from $STRIPE_SECRET_KEY (default: no billing; POST /v1/billing/* answer 501)")
 	stripeHook := fs.String("stripe-webhook-secret", "", "secret that signs Stripe's webhook events, whsec_… (default: $STRIPE_WEBHOOK_SECRET)")
 	stripeAPI := fs.String("stripe-api", "", "base URL of Stripe's API, for tests against stripe-mock (default: Stripe's)")
+	accessURL := fs.String("access", "", accessFlagHelp)
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	var origins stringList
@@ -104,6 +108,16 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		cfg.mailer = sender
 	} else if *mailFrom != "" {
 		return usageError{errors.New("--mail-from needs --smtp-url; without it, mail is written to the log")}
+	}
+	if err := checkAccessURL(*accessURL); err != nil {
+		return err
+	}
+	cfg.access = *accessURL
+	if *smtpURL != "" && cfg.access != "" {
+		return usageError{errors.New("--smtp-url has no use with --access: a server on Redis takes no sign-ups (keys come from kwdata keys --access); leave one out")}
+	}
+	if *stripePrice != "" && cfg.access != "" {
+		return usageError{errors.New("--stripe-price needs the embedded access store: billing events are not kept in Redis; leave out --access or --stripe-price")}
 	}
 	if *stripePrice != "" {
 		hook := *stripeHook
@@ -191,20 +205,42 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		end, _, err := pipelines.LastSuccess(cfg.data)
 		return end, err
 	}, nil, m.Logger.With("component", "metrics")))
-	acc, err := access.Open(access.Options{
-		Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
-		Metrics: access.NewMetrics(reg),
-	})
-	if err != nil {
-		return fmt.Errorf("cannot open the access store: %w", err)
-	}
-	// serve.Serve returns only after in-flight requests have drained, so
-	// this Close flushes every lookup the server counted.
-	defer func() {
-		if err := acc.Close(); err != nil {
-			m.Logger.Error("cannot flush the access counters", "err", err)
+	var (
+		adapter   serve.Access
+		registrar serve.Registrar  // nil: no self-registration
+		accounts  billing.Accounts // nil: no billing
+	)
+	if cfg.access != "" {
+		rs, err := m.openRedisAccess(ctx, cfg.access, access.Options{
+			Logger: m.Logger.With("component", "access"), Metrics: access.NewMetrics(reg),
+		})
+		if err != nil {
+			return err
 		}
-	}()
+		defer func() {
+			if err := rs.Close(); err != nil {
+				m.Logger.Error("cannot flush the paid lookups", "err", err)
+			}
+		}()
+		adapter = redisAdapter{rs}
+		m.Logger.Info("keys and lookup counts are shared in Redis; self-registration and billing are off (keys come from kwdata keys --access)", "redis", redactedURL(cfg.access))
+	} else {
+		acc, err := access.Open(access.Options{
+			Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
+			Metrics: access.NewMetrics(reg),
+		})
+		if err != nil {
+			return fmt.Errorf("cannot open the access store: %w", err)
+		}
+		// serve.Serve returns only after in-flight requests have drained, so
+		// this Close flushes every lookup the server counted.
+		defer func() {
+			if err := acc.Close(); err != nil {
+				m.Logger.Error("cannot flush the access counters", "err", err)
+			}
+		}()
+		adapter, registrar, accounts = accessAdapter{acc}, accessAdapter{acc}, acc
+	}
 	ln := cfg.listener
 	if ln == nil {
 		if ln, err = listen(cfg.addr); err != nil {
@@ -214,8 +250,9 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.publicURL == "" {
 		cfg.publicURL = defaultPublicURL(ln.Addr())
 	}
-	adapter := accessAdapter{acc}
-	if cfg.mailer == nil {
+	if registrar == nil {
+		cfg.mailer = nil
+	} else if cfg.mailer == nil {
 		m.Logger.Warn("no --smtp-url: sign-up codes are written to this log, not mailed")
 		cfg.mailer = serve.LogMailer{Logger: m.Logger.With("component", "mail")}
 	} else {
@@ -225,7 +262,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.stripe != nil {
 		opt := *cfg.stripe
 		opt.PublicURL, opt.Logger = strings.TrimSuffix(cfg.publicURL, "/"), m.Logger.With("component", "billing")
-		st, err := billing.New(opt, acc)
+		st, err := billing.New(opt, accounts)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("cannot set up billing: %w", err)
@@ -237,7 +274,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		Access: adapter, Registrar: registrar, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes,
 	})
 	if cfg.pprof != "" {
