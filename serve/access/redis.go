@@ -153,6 +153,9 @@ type paidCount struct {
 func OpenRedis(ctx context.Context, ro RedisOptions, opt Options) (*RedisStore, error) {
 	opt.fill()
 	ro.fill()
+	// go-redis has one logger for the process; the last store opened
+	// names it.
+	redis.SetLogger(redisLogger{opt.Logger})
 	o, err := redis.ParseURL(ro.URL)
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse Redis URL: %w; write redis://HOST:6379/0 or rediss://HOST:6380/0", err)
@@ -182,6 +185,15 @@ func OpenRedis(ctx context.Context, ro RedisOptions, opt Options) (*RedisStore, 
 	go func() { defer s.wg.Done(); s.watchHealth() }()
 	go func() { defer s.wg.Done(); s.flushLoop() }()
 	return s, nil
+}
+
+// redisLogger routes go-redis's own messages (a failed dial, a lost
+// pub/sub connection) into slog at Debug: the store logs what matters
+// itself, once a minute, and a log of structured lines stays structured.
+type redisLogger struct{ l *slog.Logger }
+
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.l.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "redis")
 }
 
 func (ro *RedisOptions) fill() {
