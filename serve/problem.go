@@ -222,7 +222,7 @@ func classify(err error) HTTPError {
 			Header: http.Header{"Retry-After": {accessRetryAfter}}}
 	case errors.Is(err, ErrNotReady):
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeNotReady,
-			Msg: "The server cannot keep lookup counts (its data folder is gone or replaced); the server's log says what to do.", Err: err}
+			Msg: "The server cannot keep lookup counts (its data folder is gone or replaced, or its shared access store does not answer); the server's log says what to do.", Err: err}
 	case errors.Is(err, kw.ErrNotFound):
 		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 			Msg: "The index has no data for this keyword in this country.", Err: err}

@@ -99,7 +99,7 @@ func (m *Main) runAccess(ctx context.Context, args []string) error {
 // runAccessMigrate is kwdata access migrate: the way from one server to
 // several without resetting anyone's allowance.
 func (m *Main) runAccessMigrate(ctx context.Context, args []string, usage string) error {
-	fs := m.newFlagSet("access migrate", usage)
+	fs := m.newFlagSet("access migrate", strings.TrimPrefix(usage, "migrate "))
 	from := fs.String("from", "", "data folder of the stopped server whose embedded store (DIR/access) is copied (required)")
 	to := fs.String("to", "", "redis:// or rediss:// URL of the shared store to copy into (required); the password may instead come from $"+redisPasswordEnv)
 	if err := parse(fs, args, 0); err != nil {

@@ -68,11 +68,10 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 	}
 	var keys keyRegistry
 	if *accessURL != "" {
-		keys, err = m.openRedisAccess(ctx, *accessURL, access.Options{Logger: m.Logger})
-	} else {
-		keys, err = access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger})
-	}
-	if err != nil {
+		if keys, err = m.openRedisAccess(ctx, *accessURL, access.Options{Logger: m.Logger}); err != nil {
+			return err
+		}
+	} else if keys, err = access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger}); err != nil {
 		return fmt.Errorf("cannot open the key registry: %w", err)
 	}
 	defer keys.Close()
