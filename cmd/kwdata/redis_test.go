@@ -134,6 +134,44 @@ func TestRedisAccess(t *testing.T) {
 		}
 	})
 
+	t.Run("Migrate", func(t *testing.T) {
+		// One host with the embedded store: a key and some lookups.
+		data := env.fresh(t)
+		one := env.start(t, data, "--trusted-proxy", "127.0.0.1/32")
+		key, id := env.createKey(t, data, "--tier", "registered", "--email", "migrate@example.com")
+		xff := []string{"X-Forwarded-For", "198.51.100.4"}
+		for range 6 {
+			if r := one.lookup(t, q, xff...); r.status != 200 {
+				t.Fatalf("anonymous lookup: %d %q", r.status, r.code)
+			}
+		}
+		for range 9 {
+			if r := one.lookup(t, q, "Authorization", "Bearer "+key); r.status != 200 {
+				t.Fatalf("registered lookup: %d %q", r.status, r.code)
+			}
+		}
+		if err := one.stop(t, syscall.SIGTERM); err != nil {
+			t.Fatalf("serve after SIGTERM: %v", err)
+		}
+		out, _ := env.cli(t, "access", "migrate", "--from", data, "--to", rd.URL())
+		if !strings.Contains(out, "copied 1 keys") {
+			t.Errorf("migrate printed %q", out)
+		}
+		// The servers on Redis continue both allowances where they were.
+		r := ss[1].lookup(t, q, xff...)
+		if want := `"daily";r=13;`; r.status != 200 || !strings.HasPrefix(r.header.Get("RateLimit"), want) {
+			t.Errorf("anonymous after migrate: %d RateLimit %q, want %s…", r.status, r.header.Get("RateLimit"), want)
+		}
+		r = ss[2].lookup(t, q, "Authorization", "Bearer "+key)
+		if want := `"monthly";r=490;`; r.status != 200 || !strings.HasPrefix(r.header.Get("RateLimit"), want) {
+			t.Errorf("registered after migrate: %d RateLimit %q, want %s…", r.status, r.header.Get("RateLimit"), want)
+		}
+		list, _ := env.cli(t, "keys", "list", "--access", rd.URL())
+		if !strings.Contains(list, id) || !strings.Contains(list, "migrate@example.com") {
+			t.Errorf("keys list --access after migrate lacks %s:\n%s", id, list)
+		}
+	})
+
 	t.Run("RedisDownAndBack", func(t *testing.T) {
 		paid, _ := env.createRedisKey(t, rd, "--tier", "paid")
 		paidAuth := []string{"Authorization", "Bearer " + paid}
