@@ -391,3 +391,67 @@ func entryVolume(b []byte) (int64, error) {
 	}
 	return max(kw.Deref(v), 0), nil
 }
+
+// SharedPrefix returns the longest beginning of the normalized keyword q,
+// cut at a rune boundary, that also begins some keyword of the country: ""
+// when none shares even its first character. The keywords that share the
+// most with q are its neighbours in key order, so it is one seek and one
+// step back, whatever the size of the index; a 404's "did you mean" asks
+// for the suggestions of this prefix instead of bisecting over q's
+// prefixes with a suggestion read each.
+func (s *Store) SharedPrefix(ctx context.Context, country, q string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	h := s.acquire()
+	if h == nil {
+		return "", kw.ErrNoIndex
+	}
+	defer s.release(h)
+	p, err := h.sharedPrefix(country, q)
+	if err != nil {
+		s.damaged(h, err)
+		return "", fmt.Errorf("cannot read the keywords next to %s %q in index build %s: %w: %s", country, q, h.id, kw.ErrIndexDamaged, s.describe(err))
+	}
+	return p, nil
+}
+
+func (h *handle) sharedPrefix(country, q string) (string, error) {
+	key, ok := appendKey(nil, country, q)
+	if !ok || q == "" {
+		return "", nil
+	}
+	// Keyword keys only: the country, 0x00, the keyword.
+	lower := key[:3:3]
+	upper := []byte{key[0], key[1], 1}
+	it, err := h.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	if it.SeekGE(key) {
+		n = commonPrefix(q, string(it.Key()[3:]))
+	}
+	if it.Error() == nil && it.SeekLT(key) {
+		n = max(n, commonPrefix(q, string(it.Key()[3:])))
+	}
+	// Close returns the error of either seek.
+	if err := it.Close(); err != nil {
+		return "", err
+	}
+	for n > 0 && n < len(q) && !utf8.RuneStart(q[n]) {
+		n--
+	}
+	return q[:n], nil
+}
+
+// commonPrefix is the length in bytes of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
@@ -131,6 +132,54 @@ func TestSuggestMatchesBruteForce(t *testing.T) {
 				t.Errorf("another country: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// TestSharedPrefixMatchesBruteForce checks the one-seek longest shared
+// beginning against every keyword, for prefixes of keywords with a letter
+// changed or added, words the index lacks, a country without keywords and
+// multi-byte runes cut in the middle.
+func TestSharedPrefixMatchesBruteForce(t *testing.T) {
+	data := t.TempDir()
+	recs := suggestLake(t, data, 1500, 3)
+	buildIndex(t, data, "2026-11-21")
+	s := openStore(t, data)
+	ctx := context.Background()
+	brute := func(q string) string {
+		best := 0
+		for _, r := range recs {
+			n := commonPrefix(q, r.Keyword)
+			for n > 0 && n < len(q) && !utf8.RuneStart(q[n]) {
+				n--
+			}
+			best = max(best, n)
+		}
+		return q[:best]
+	}
+	qs := []string{"zzz", "a", "größx", "über alles", "ü", "\u00fc", "shoes for wom", "~"}
+	for i, r := range recs {
+		if i%7 != 0 {
+			continue
+		}
+		k := r.Keyword
+		qs = append(qs, k+"x", k+" zq", k[:len(k)/2]+"q", strings.ToUpper(k[:1])+k[1:])
+		for j := range k {
+			if j > 0 && utf8.RuneStart(k[j]) {
+				qs = append(qs, k[:j]+"\xff") // past every keyword sharing k[:j]
+			}
+		}
+	}
+	for _, q := range qs {
+		got, err := s.SharedPrefix(ctx, "us", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := brute(q); got != want {
+			t.Fatalf("SharedPrefix(%q) = %q, want %q", q, got, want)
+		}
+	}
+	if got, err := s.SharedPrefix(ctx, "gb", "running"); err != nil || got != "" {
+		t.Errorf("another country: %q, %v", got, err)
 	}
 }
 
