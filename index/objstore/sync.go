@@ -142,12 +142,12 @@ func (s *Syncer) Trigger() {
 	}
 }
 
-// Run checks every PollInterval, and at once on Trigger, until ctx is
-// done. After a failure it waits MinRetry, doubling up to MaxRetry, before
-// the next check.
+// Run checks at once, then every PollInterval and on Trigger, until ctx
+// is done. After a failure it waits MinRetry, doubling up to MaxRetry,
+// before the next check (Trigger does not wait).
 func (s *Syncer) Run(ctx context.Context) {
 	wait := time.Duration(0)
-	t := time.NewTimer(s.opt.PollInterval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/kwdata/kwdata/index/objstore"
+	"github.com/kwdata/kwdata/internal/testservers"
+)
+
+// TestObjectStoreSwitch: build-index --publish uploads a build to a real
+// S3 (Versity Gateway on loopback); three `kwdata serve --index s3://…`
+// processes, each with a data folder of its own, download and serve it;
+// a second build published under load reaches all three within 5 s, and
+// no request of the load fails meanwhile.
+func TestObjectStoreSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts four servers")
+	}
+	store := testservers.StartS3(t)
+	for _, kv := range store.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	const bucket, loc = "kwdata-builds", "s3://kwdata-builds/prod/index"
+	c, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: bucket}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	env := tiersSetup(t)
+	publish := func(date string) {
+		t.Helper()
+		out, _ := env.cli(t, "build-index", "--data", env.seed, "--date", date, "--publish", loc, "--s3-endpoint", store.Endpoint)
+		if !regexp.MustCompile(`(?m)^uploaded index \S+ to ` + loc + `: \d+ files, \d+ bytes`).MatchString(out) {
+			t.Fatalf("build-index --publish printed %q", out)
+		}
+	}
+	publish(tiersDate)
+
+	// A second date of the lake, so that the switch shows in "updated".
+	const date2 = "2026-11-22"
+	in := filepath.Join(t.TempDir(), "in")
+	env.cli(t, "sample", "--out", in, "--keywords", "500", "--countries", "us", "--seed", "11")
+	env.cli(t, "ingest", "--data", env.seed, "--date", date2, "--country", "us",
+		"--planner-csv", filepath.Join(in, "us", "keyword-planner.csv"), "--serp-jsonl", filepath.Join(in, "us", "serps.jsonl"))
+	env.cli(t, "similarity", "--data", env.seed, "--date", date2)
+
+	type server struct {
+		*tiersServer
+		key string
+	}
+	var servers []server
+	for range 3 {
+		data := filepath.Join(t.TempDir(), "data")
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// A paid key each: the load loop must never meet an allowance.
+		key, _ := env.createKey(t, data, "--tier", "paid")
+		s := env.start(t, data, "--index", loc, "--s3-endpoint", store.Endpoint)
+		servers = append(servers, server{s, key})
+	}
+	q := env.keywords[0]
+	for i, s := range servers {
+		if d := updated(t, s.lookup(t, q, "Authorization", "Bearer "+s.key)); d != tiersDate {
+			t.Fatalf("server %d serves %s, want %s", i, d, tiersDate)
+		}
+	}
+
+	// The load: each server asked in a loop, at most 2000 requests or 20 s,
+	// until it answers with the new date.
+	start := make(chan struct{})
+	switched := make([]time.Time, len(servers))
+	failures := make([][]string, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			deadline := time.Now().Add(20 * time.Second)
+			for n := 0; n < 2000 && time.Now().Before(deadline); n++ {
+				r, err := s.send(s.client, "GET", "/v1/keyword?q="+strings.ReplaceAll(q, " ", "+")+"&country=us", "", "Authorization", "Bearer "+s.key)
+				if err != nil || r.status != 200 {
+					failures[i] = append(failures[i], fmt.Sprintf("status %d, %v: %.200s", r.status, err, r.body))
+					continue
+				}
+				var body struct{ Updated string }
+				if err := json.Unmarshal(r.body, &body); err != nil {
+					failures[i] = append(failures[i], fmt.Sprintf("cannot parse %q: %v", r.body, err))
+					continue
+				}
+				if body.Updated == date2 {
+					switched[i] = time.Now()
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+	}
+	close(start)
+	publish(date2)
+	published := time.Now()
+	wg.Wait()
+	for i, s := range servers {
+		if len(failures[i]) > 0 {
+			t.Errorf("server %d failed %d requests during the switch, first: %s", i, len(failures[i]), failures[i][0])
+		}
+		if switched[i].IsZero() {
+			t.Errorf("server %d never served %s\n%s", i, date2, s.stderr())
+			continue
+		}
+		took := switched[i].Sub(published)
+		t.Logf("server %d serves %s %v after the publish", i, date2, took.Round(time.Millisecond))
+		if took > 5*time.Second {
+			t.Errorf("server %d switched %v after the publish, want within 5s", i, took)
+		}
+	}
+	m := servers[0].do(t, "GET", "/metrics", "")
+	if !strings.Contains(string(m.body), `kwdata_index_syncs_total{result="ok"} 2`) {
+		t.Errorf("metrics do not count 2 syncs:\n%s", grepLines(string(m.body), "kwdata_index_sync"))
+	}
+}
+
+// updated returns the data date of a 200 keyword answer.
+func updated(tb testing.TB, r tiersResp) string {
+	tb.Helper()
+	if r.status != 200 {
+		tb.Fatalf("lookup answered %d: %s", r.status, r.body)
+	}
+	var body struct{ Updated string }
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		tb.Fatal(err)
+	}
+	return body.Updated
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
