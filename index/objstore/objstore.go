@@ -94,6 +94,10 @@ type Options struct {
 	Endpoint string
 	// Workers is how many files move at once. Default: 4.
 	Workers int
+	// MaxAttempts is how often the SDK tries one request (transient
+	// errors, throttling) before the caller sees its error. Default:
+	// the SDK's, 3. Publish fails and the syncer backs off after that.
+	MaxAttempts int
 }
 
 // Client publishes builds to, and fetches them from, one location.
@@ -130,6 +134,9 @@ func New(cfg aws.Config, loc Location, opt Options) (*Client, error) {
 	cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 	cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	c := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if opt.MaxAttempts > 0 {
+			o.RetryMaxAttempts = opt.MaxAttempts
+		}
 		if opt.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opt.Endpoint)
 			o.UsePathStyle = true

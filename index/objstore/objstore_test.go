@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const testBucket = "kwdata-builds"
@@ -434,4 +436,134 @@ func FuzzFileList(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRunFollowsAndRetries: a running syncer takes a new build within a
+// poll or two, Trigger checks at once whatever the poll interval, and a
+// store that cannot be reached is retried without ending the loop.
+func TestRunFollowsAndRetries(t *testing.T) {
+	c, _ := startStore(t, "run")
+	pipe, srv := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waitFor := func(id string) {
+		t.Helper()
+		for range 500 {
+			if published(t, srv) == id {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("local CURRENT = %q after 5s, want %s", published(t, srv), id)
+	}
+
+	s, err := NewSyncer(c, SyncOptions{Data: srv, Logger: testLogger(t), PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	m1 := buildDate(t, pipe, "2026-11-01", 20, 100, 0)
+	publish(t, c, pipe, m1.BuildID)
+	waitFor(m1.BuildID)
+
+	// A poll of an hour: only Trigger can bring the next build in time.
+	slow, err := NewSyncer(c, SyncOptions{Data: srv, Logger: testLogger(t), PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	done = make(chan struct{})
+	go func() { slow.Run(ctx); close(done) }()
+	m2 := buildDate(t, pipe, "2026-11-02", 20, 100, 1)
+	publish(t, c, pipe, m2.BuildID)
+	time.Sleep(300 * time.Millisecond) // the first check at start may or may not see m2
+	slow.Trigger()
+	waitFor(m2.BuildID)
+	cancel()
+	<-done
+
+	// Nothing listens on the endpoint: every check fails, the loop goes on.
+	dead, err := New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")},
+		Location{Bucket: testBucket}, Options{Endpoint: "http://" + closedAddr(t), MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	down, err := NewSyncer(dead, SyncOptions{Data: srv, Logger: testLogger(t), PollInterval: 10 * time.Millisecond,
+		MinRetry: 10 * time.Millisecond, MaxRetry: 40 * time.Millisecond, Metrics: NewMetrics(reg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	down.Run(ctx)
+	if got := metricValue(t, reg, "kwdata_index_sync_failing", ""); got != 1 {
+		t.Errorf("kwdata_index_sync_failing = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "kwdata_index_syncs_total", "failed"); got < 3 {
+		t.Errorf("failed syncs = %v in 2s with a 40ms cap, want several", got)
+	}
+	if p := published(t, srv); p != m2.BuildID {
+		t.Errorf("local CURRENT = %q after the failures, want %s", p, m2.BuildID)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	s, err := NewSyncer(&Client{loc: Location{Bucket: "b"}}, SyncOptions{Data: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := time.Duration(0)
+	var got []time.Duration
+	for range 9 {
+		wait = s.backoff(wait)
+		got = append(got, wait)
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
+		64 * time.Second, 2 * time.Minute, 2 * time.Minute, 2 * time.Minute}
+	if !slices.Equal(got, want) {
+		t.Errorf("backoff = %v, want %v", got, want)
+	}
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// metricValue returns the value of the metric name in reg, of the series
+// whose one label has the value label ("" for a metric without labels).
+func metricValue(tb testing.TB, reg *prometheus.Registry, name, label string) float64 {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label != "" && (len(m.GetLabel()) != 1 || m.GetLabel()[0].GetValue() != label) {
+				continue
+			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	tb.Fatalf("no metric %s{%s}", name, label)
+	return 0
 }

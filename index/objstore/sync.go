@@ -161,13 +161,19 @@ func (s *Syncer) Run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			wait = min(max(2*wait, s.opt.MinRetry), s.opt.MaxRetry)
+			wait = s.backoff(wait)
 			s.log.Error("cannot sync the index from the object store; keeping the served build", "retry_in", wait, "err", err)
 		} else {
 			wait = 0
 		}
 		t.Reset(max(wait, s.opt.PollInterval))
 	}
+}
+
+// backoff returns the wait after a failure that followed a wait of prev
+// (0 after a success): MinRetry, then doubling up to MaxRetry.
+func (s *Syncer) backoff(prev time.Duration) time.Duration {
+	return min(max(2*prev, s.opt.MinRetry), s.opt.MaxRetry)
 }
 
 // Sync checks CURRENT once and, if it names a build the data folder does
