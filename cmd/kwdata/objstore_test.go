@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +63,7 @@ func TestObjectStoreSwitch(t *testing.T) {
 
 	type server struct {
 		*tiersServer
-		key string
+		key, data string
 	}
 	var servers []server
 	for range 3 {
@@ -73,7 +74,7 @@ func TestObjectStoreSwitch(t *testing.T) {
 		// A paid key each: the load loop must never meet an allowance.
 		key, _ := env.createKey(t, data, "--tier", "paid")
 		s := env.start(t, data, "--index", loc, "--s3-endpoint", store.Endpoint)
-		servers = append(servers, server{s, key})
+		servers = append(servers, server{s, key, data})
 	}
 	q := env.keywords[0]
 	for i, s := range servers {
@@ -134,6 +135,77 @@ func TestObjectStoreSwitch(t *testing.T) {
 	m := servers[0].do(t, "GET", "/metrics", "")
 	if !strings.Contains(string(m.body), `kwdata_index_syncs_total{result="ok"} 2`) {
 		t.Errorf("metrics do not count 2 syncs:\n%s", grepLines(string(m.body), "kwdata_index_sync"))
+	}
+	if t.Failed() {
+		return
+	}
+
+	// A build damaged before its upload: its checksums match what was
+	// uploaded, so the download passes, and each server's store refuses
+	// it at its block checksums. The servers keep answering from the
+	// build they serve, and their local CURRENT goes back to it.
+	env.cli(t, "build-index", "--data", env.seed, "--date", date2)
+	bad, err := os.ReadFile(filepath.Join(env.seed, "index", "CURRENT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	badID := strings.TrimSpace(string(bad))
+	flipTableByte(t, filepath.Join(env.seed, "index", badID, "db"))
+	pc, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: bucket, Prefix: "prod/index"}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.Publish(context.Background(), env.seed, badID); err != nil {
+		t.Fatal(err)
+	}
+	refused := make([]bool, len(servers))
+	for n := 0; n < 300 && slices.Contains(refused, false); n++ {
+		for i, s := range servers {
+			if d := updated(t, s.lookup(t, q, "Authorization", "Bearer "+s.key)); d != date2 {
+				t.Fatalf("server %d serves %s while a damaged build is published, want %s", i, d, date2)
+			}
+			refused[i] = refused[i] || strings.Contains(s.stderr(), "refused build "+badID)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	for i, s := range servers {
+		if !refused[i] {
+			t.Errorf("server %d did not refuse the damaged build %s:\n%s", i, badID, s.stderr())
+		}
+		b, err := os.ReadFile(filepath.Join(s.data, "index", "CURRENT"))
+		if err != nil || strings.TrimSpace(string(b)) == badID {
+			t.Errorf("server %d: local CURRENT = %q, %v; want the served build", i, b, err)
+		}
+	}
+	m = servers[0].do(t, "GET", "/metrics", "")
+	if !strings.Contains(string(m.body), "kwdata_index_sync_failing 1") {
+		t.Errorf("metrics do not show the failing sync:\n%s", grepLines(string(m.body), "kwdata_index_sync"))
+	}
+}
+
+// flipTableByte flips one byte in the middle of the largest table of a
+// build's database: inside a data block, whose checksum then fails.
+func flipTableByte(tb testing.TB, dbDir string) {
+	tb.Helper()
+	tables, _ := filepath.Glob(filepath.Join(dbDir, "*.sst"))
+	var name string
+	var size int64
+	for _, p := range tables {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			name, size = p, fi.Size()
+		}
+	}
+	if name == "" {
+		tb.Fatalf("no table in %s", dbDir)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b[len(b)/3] ^= 0x55
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		tb.Fatal(err)
 	}
 }
 
