@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -230,4 +231,71 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestRunConfigUploads: a pipeline run whose configuration has a publish
+// section uploads the build it publishes, and a server's syncer fetches
+// exactly that build; an unreachable store fails the build-index stage
+// after the local publish, and the bucket keeps the previous build.
+func TestRunConfigUploads(t *testing.T) {
+	store := testservers.StartS3(t)
+	for _, kv := range store.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	c, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: "nightly", Prefix: "idx"}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fetched := func() string {
+		t.Helper()
+		s, err := objstore.NewSyncer(c, objstore.SyncOptions{Data: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := s.Sync(context.Background())
+		if err != nil {
+			t.Fatalf("cannot fetch the uploaded build: %v", err)
+		}
+		return id
+	}
+
+	dir := t.TempDir()
+	corpus := newSampleCorpus(t, dir, 200, 3)
+	cfg, _ := fileConfig(t, dir, corpus, "publish: { to: s3://nightly/idx, endpoint: \""+store.Endpoint+"\" }\n")
+	data := filepath.Join(dir, "data")
+	out := run(t, "run", "--config", cfg, "--date", "2026-11-19")
+	build1 := currentBuild(t, data)
+	if !strings.Contains(out, "uploaded index "+build1+" to s3://nightly/idx") {
+		t.Errorf("run printed %q, want the upload of %s", out, build1)
+	}
+	if got := fetched(); got != build1 {
+		t.Fatalf("the bucket's CURRENT names %q, want %s", got, build1)
+	}
+
+	dead, _ := fileConfig(t, filepath.Join(dir, "dead"), corpus, "publish: { to: s3://nightly/idx, endpoint: \"http://"+closedLoopback(t)+"\" }\n")
+	m, _, _ := testMain(t)
+	err = m.Run(context.Background(), []string{"run", "--config", dead, "--date", "2026-11-20"})
+	if err == nil || !strings.Contains(err.Error(), "build-index") || !strings.Contains(err.Error(), "not in the object store") {
+		t.Fatalf("run with an unreachable store: %v, want build-index to fail its upload", err)
+	}
+	if got := fetched(); got != build1 {
+		t.Errorf("after a failed upload the bucket's CURRENT names %q, want %s", got, build1)
+	}
+}
+
+// closedLoopback returns a loopback address nothing listens on.
+func closedLoopback(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
