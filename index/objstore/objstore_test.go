@@ -335,6 +335,21 @@ func TestSyncNothingPublished(t *testing.T) {
 	}
 }
 
+// TestSyncMissingBucket: a bucket that does not exist is a failure to
+// report, not an empty store to wait on.
+func TestSyncMissingBucket(t *testing.T) {
+	_, srv := startStore(t, "")
+	c, err := New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.Secret, "")},
+		Location{Bucket: "no-such-bucket"}, Options{Endpoint: srv.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSyncer(t, c, t.TempDir(), nil)
+	if _, err := s.Sync(context.Background()); err == nil || !strings.Contains(err.Error(), "NoSuchBucket") {
+		t.Fatalf("Sync of a missing bucket = %v, want NoSuchBucket", err)
+	}
+}
+
 func TestParseURL(t *testing.T) {
 	for _, tc := range []struct {
 		in      string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/kwdata/kwdata/index"
 	"github.com/kwdata/kwdata/kw"
@@ -261,14 +262,14 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 	out, err := s.c.s3.GetObject(ctx, in)
 	if err != nil {
 		var re *smithyhttp.ResponseError
-		if errors.As(err, &re) {
-			switch re.HTTPStatusCode() {
-			case http.StatusNotModified:
-				return "", s.etag, false, nil
-			case http.StatusNotFound:
-				// Nothing published yet: not a failure of this server.
-				return "", "", false, nil
-			}
+		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotModified {
+			return "", s.etag, false, nil
+		}
+		var none *types.NoSuchKey
+		if errors.As(err, &none) {
+			// Nothing published yet: not a failure of this server. A
+			// missing bucket (NoSuchBucket) is one, and is reported.
+			return "", "", false, nil
 		}
 		return "", "", false, fmt.Errorf("cannot read %s/CURRENT: %w", s.c.loc, err)
 	}
