@@ -1,6 +1,6 @@
 // Package testservers starts the real servers that kwdata's tests talk
-// to (Mailpit for mail, stripe-mock for Stripe's API, redis-server for the
-// shared access store) on loopback, and
+// to (Mailpit for mail, stripe-mock for Stripe's API, Versity Gateway for
+// S3, redis-server for the shared access store) on loopback, and
 // skips a test, noting it for make test, when one is not installed.
 package testservers
 
@@ -24,6 +24,7 @@ import (
 const (
 	MailpitVersion    = "v1.27.11"
 	StripeMockVersion = "v0.203.0"
+	VersityGWVersion  = "v1.8.0"
 )
 
 // SkipForTool skips tb because tool is missing, noting it in the file
@@ -307,4 +308,42 @@ func (r *Redis) ping() bool {
 	buf := make([]byte, 16)
 	n, _ := c.Read(buf)
 	return strings.HasPrefix(string(buf[:n]), "+PONG")
+}
+
+// S3 is a running Versity Gateway: an S3 API over a folder of the test's
+// (the POSIX backend: bucket b's object k is the file Dir/b/k).
+type S3 struct {
+	Endpoint          string // http://127.0.0.1:PORT
+	Dir               string // the backend folder
+	AccessKey, Secret string // the root credentials
+}
+
+// Env returns the environment of a process that should reach the
+// gateway through the standard AWS chain: s's credentials and a region,
+// and no shared config of the machine's.
+func (s *S3) Env() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + s.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s.Secret,
+		"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
+}
+
+// StartS3 runs Versity Gateway on a free loopback port with a POSIX
+// backend in a temporary folder until the test ends, or skips the test
+// when it is not installed. No bucket exists yet.
+func StartS3(tb testing.TB) *S3 {
+	tb.Helper()
+	if _, ok := lookTool("versitygw"); !ok {
+		SkipForTool(tb, "versitygw", "go install github.com/versity/versitygw/cmd/versitygw@"+VersityGWVersion)
+	}
+	addr := freeAddr(tb)
+	s := &S3{Endpoint: "http://" + addr, Dir: tb.TempDir(), AccessKey: "kwdatatest", Secret: "kwdatatestsecret"}
+	start(tb, "versitygw", []string{"--access", s.AccessKey, "--secret", s.Secret, "--port", addr, "--quiet", "posix", s.Dir}, func() bool {
+		// Any HTTP answer (403 without a signature) means it listens.
+		resp, err := http.Get(s.Endpoint + "/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+	return s
 }
