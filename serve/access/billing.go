@@ -92,20 +92,20 @@ func (s *Store) ApplyBilling(ctx context.Context, eventID string, c BillingChang
 		if err != nil {
 			return err
 		}
-		if err := t.b.Set([]byte(eventPrefix+eventID), []byte(t.now.Format(time.RFC3339)), nil); err != nil {
+		if err := t.kv.set(eventPrefix+eventID, []byte(t.now.Format(time.RFC3339))); err != nil {
 			return err
 		}
 		applied = true
 		if c.AccountID != "" && c.Subscription != "" && c.Subscription != sk.Subscription {
 			// A checkout: the account takes this subscription.
 			sk.Subscription, sk.Status, sk.CancelAtPeriodEnd = c.Subscription, "", false
-			if err := t.b.Set([]byte(subPrefix+c.Subscription), []byte(sk.ID), nil); err != nil {
+			if err := t.kv.set(subPrefix+c.Subscription, []byte(sk.ID)); err != nil {
 				return err
 			}
 		}
 		if c.Customer != "" && c.Customer != sk.Customer {
 			sk.Customer = c.Customer
-			if err := t.b.Set([]byte(customerPrefix+c.Customer), []byte(sk.ID), nil); err != nil {
+			if err := t.kv.set(customerPrefix+c.Customer, []byte(sk.ID)); err != nil {
 				return err
 			}
 		}

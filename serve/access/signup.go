@@ -85,7 +85,7 @@ func (t *txn) putPending(mailbox string, p pendingCode) error {
 	if err != nil {
 		return err
 	}
-	return t.b.Set([]byte(codePrefix+mailbox), v, nil)
+	return t.kv.set(codePrefix+mailbox, v)
 }
 
 // StartSignup makes a new one-time code for email's mailbox, replacing any
