@@ -62,10 +62,15 @@ func (s *Store) ApplyBilling(ctx context.Context, eventID string, c BillingChang
 	if s.closed.Load() {
 		return false, ErrClosed
 	}
+	return applyBilling(ctx, s, eventID, c)
+}
+
+func applyBilling(ctx context.Context, b accountBackend, eventID string, c BillingChange) (applied bool, err error) {
 	if eventID == "" {
 		return false, errors.New("cannot apply a billing event without an id")
 	}
-	err = s.keys.update(ctx, func(t *txn) error {
+	err = b.update(ctx, func(t *txn) error {
+		applied = false
 		if _, seen, err := t.getString(eventPrefix + eventID); err != nil || seen {
 			return err
 		}
@@ -167,8 +172,12 @@ func (s *Store) Account(ctx context.Context, key string) (KeyRecord, Billing, er
 	}
 	recs := []KeyRecord{sk.record()}
 	s.fillLive(recs)
-	return recs[0], Billing{Customer: sk.Customer, Subscription: sk.Subscription, Status: sk.Status,
-		CancelAtPeriodEnd: sk.CancelAtPeriodEnd, PaymentFailed: sk.PaymentFailed}, nil
+	return recs[0], sk.billing(), nil
+}
+
+func (sk storedKey) billing() Billing {
+	return Billing{Customer: sk.Customer, Subscription: sk.Subscription, Status: sk.Status,
+		CancelAtPeriodEnd: sk.CancelAtPeriodEnd, PaymentFailed: sk.PaymentFailed}
 }
 
 // MonthUsage returns the lookups counted on an account this UTC month,

@@ -37,6 +37,13 @@ const (
 	redisVersion    = redisPrefix + "version" // bumped by every change of a key record
 	redisChannel    = redisPrefix + "keys"    // pub/sub: hex hash of a changed record, or "*"
 	redisAllChanged = "*"
+
+	// The rest of the account database (see redisName): pending sign-up
+	// codes, billing links and applied billing events.
+	redisCode     = redisPrefix + "c:" // c:<mailbox> -> JSON pendingCode
+	redisCustomer = redisPrefix + "u:" // u:<customer id> -> account id
+	redisSub      = redisPrefix + "s:" // s:<subscription id> -> account id
+	redisEvent    = redisPrefix + "x:" // x:<event id> -> when it was applied
 )
 
 // redisMonthKeep is how long a monthly counter is kept after its month
@@ -463,6 +470,22 @@ func (s *RedisStore) Reserve(ctx context.Context, c Caller, n int) (*Reservation
 	default:
 		return nil, fmt.Errorf("cannot reserve for unknown tier %q", c.Tier)
 	}
+	r, err := s.reserveCounter(ctx, k, now, n, limit, policy, "count the lookup", ErrQuotaExhausted)
+	if err != nil {
+		var qe *QuotaError
+		if errors.As(err, &qe) {
+			s.opt.Metrics.refused(c.Tier)
+		}
+		return nil, err
+	}
+	r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
+	return r, nil
+}
+
+// reserveCounter reserves n on the counter k (of the window of now) up to
+// limit in one round trip, refusing with a *QuotaError wrapping refusal.
+// what names the step in an unavailable error.
+func (s *RedisStore) reserveCounter(ctx context.Context, k ckey, now time.Time, n int, limit int64, policy, what string, refusal error) (*Reservation, error) {
 	k.window = k.kind.window(now)
 	start, end := k.kind.bounds(k.window)
 	name := redisPrefix + string(dbKey(k))
@@ -474,19 +497,17 @@ func (s *RedisStore) Reserve(ctx context.Context, c Caller, n int) (*Reservation
 	defer cancel()
 	res, err := admitScript.Run(rctx, s.rdb, []string{name, used}, n, limit, expiry(k.kind, end).UnixMilli(), now.UnixMilli()).Int64Slice()
 	if err != nil {
-		return nil, s.unavailable("count the lookup", err)
+		return nil, s.unavailable(what, err)
 	}
 	if len(res) != 2 {
-		return nil, fmt.Errorf("cannot count the lookup: admission script answered %v", res)
+		return nil, fmt.Errorf("cannot %s: admission script answered %v", what, res)
 	}
 	r := &Reservation{n: int64(n), now: s.opt.Now, limited: true, end: end,
 		limits: Limits{Policy: policy, Quota: limit, Window: end.Sub(start), Remaining: max(limit-res[1], 0), Reset: end.Sub(now)}}
 	if res[0] != 1 {
-		s.opt.Metrics.refused(c.Tier)
-		return nil, &QuotaError{Limits: r.limits, Requested: int64(n), RetryAfter: r.limits.Reset, err: ErrQuotaExhausted}
+		return nil, &QuotaError{Limits: r.limits, Requested: int64(n), RetryAfter: r.limits.Reset, err: refusal}
 	}
 	r.remote = &redisTicket{s: s, counter: name, taken: res[1]}
-	r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
 	return r, nil
 }
 
@@ -839,8 +860,8 @@ func (s *RedisStore) SetTier(ctx context.Context, idOrKey string, tier Tier, pai
 }
 
 // ListKeys returns every key, oldest first, with its lookups this month
-// as Redis holds them (paid lookups of the last FlushInterval may be
-// missing).
+// as Redis holds them and this server counted (paid lookups of the other
+// servers' last FlushInterval may be missing).
 func (s *RedisStore) ListKeys(ctx context.Context) ([]KeyRecord, error) {
 	hexes, err := s.rdb.ZRange(ctx, redisList, 0, -1).Result()
 	if err != nil {
@@ -885,9 +906,10 @@ func (s *RedisStore) ListKeys(ctx context.Context) ([]KeyRecord, error) {
 			return nil, s.unavailable("list the keys", err)
 		}
 		for j := range got {
-			got[j].Lookups = redisInt(counts[3*j]) + redisInt(counts[3*j+1])
+			n, ms := s.unflushed(got[j].ID, month)
+			got[j].Lookups = redisInt(counts[3*j]) + redisInt(counts[3*j+1]) + n
 			got[j].LookupsAsOf = now.UTC()
-			if ms := redisInt(counts[3*j+2]); ms > 0 {
+			if ms = max(ms, redisInt(counts[3*j+2])); ms > 0 {
 				got[j].LastUsed = time.UnixMilli(ms).UTC()
 			}
 		}
