@@ -210,7 +210,10 @@ func TestRedisAccountsUnavailable(t *testing.T) {
 		do   func(context.Context) error
 	}{
 		{"StartSignup", func(ctx context.Context) error { _, err := s.StartSignup(ctx, "a@example.com", client); return err }},
-		{"VerifySignup", func(ctx context.Context) error { _, _, err := s.VerifySignup(ctx, "a@example.com", "123456"); return err }},
+		{"VerifySignup", func(ctx context.Context) error {
+			_, _, err := s.VerifySignup(ctx, "a@example.com", "123456")
+			return err
+		}},
 		{"RotateKey", func(ctx context.Context) error { _, _, err := s.RotateKey(ctx, key); return err }},
 		{"ApplyBilling", func(ctx context.Context) error {
 			_, err := s.ApplyBilling(ctx, "evt_1", BillingChange{Customer: "cus_1"})
