@@ -16,9 +16,22 @@ import (
 // accessDir is where the key registry and the counters live.
 func accessDir(data string) string { return filepath.Join(data, "access") }
 
+// accountStore is what the server needs of an access store to admit
+// requests, register keys, show accounts and apply billing; the embedded
+// *access.Store and the shared *access.RedisStore both have it.
+type accountStore interface {
+	counterStore
+	StartSignup(ctx context.Context, email string, client netip.Addr) (access.Signup, error)
+	VerifySignup(ctx context.Context, email, code string) (string, access.KeyRecord, error)
+	RotateKey(ctx context.Context, key string) (string, access.KeyRecord, error)
+	Account(ctx context.Context, key string) (access.KeyRecord, access.Billing, error)
+	MonthUsage(id string) (registered, paid int64)
+	RegisteredPerMonth() int64
+}
+
 // accessAdapter lets the server admit requests and register keys through the
 // access store, translating its errors into the server's kinds.
-type accessAdapter struct{ s *access.Store }
+type accessAdapter struct{ s accountStore }
 
 func (a accessAdapter) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
 	return admit(a.s, ctx, r, client, n)
@@ -79,6 +92,9 @@ func signupError(err error) error {
 		return fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
 	case errors.As(err, &qe):
 		return &serve.TooManyRegistrationsError{RetryAfter: qe.RetryAfter, Limit: qe.Quota}
+	case errors.Is(err, access.ErrUnavailable):
+		// Redis does not answer: 503 with Retry-After, as for lookups.
+		return fmt.Errorf("%w: %w", serve.ErrAccessUnavailable, err)
 	}
 	return err
 }
