@@ -606,6 +606,16 @@ func (k *Keys) CreateKey(ctx context.Context, tier Tier, email string, paidUntil
 }
 
 func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil time.Time, oneKeyPerEmail bool) (string, KeyRecord, error) {
+	return createKey(ctx, k, tier, email, paidUntil, oneKeyPerEmail)
+}
+
+// updater runs account transactions: Keys (and the Store holding them)
+// on Pebble, the RedisStore on Redis.
+type updater interface {
+	update(ctx context.Context, fn func(t *txn) error) error
+}
+
+func createKey(ctx context.Context, u updater, tier Tier, email string, paidUntil time.Time, oneKeyPerEmail bool) (string, KeyRecord, error) {
 	if err := checkGrant(tier, paidUntil); err != nil {
 		return "", KeyRecord{}, err
 	}
@@ -618,7 +628,7 @@ func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil ti
 	key := newKey()
 	h := hashKey(key)
 	var rec KeyRecord
-	err := k.update(ctx, func(t *txn) error {
+	err := u.update(ctx, func(t *txn) error {
 		mb := FoldEmail(email)
 		taken := false
 		if email != "" {
@@ -651,7 +661,11 @@ func (k *Keys) RevokeKey(ctx context.Context, idOrKey string) error {
 		_, err := k.call(ctx, adminRequest{Op: "revoke", IDOrKey: idOrKey})
 		return err
 	}
-	return k.update(ctx, func(t *txn) error {
+	return revokeKey(ctx, k, idOrKey)
+}
+
+func revokeKey(ctx context.Context, u updater, idOrKey string) error {
+	return u.update(ctx, func(t *txn) error {
 		h, sk, err := t.find(idOrKey)
 		if err != nil {
 			return err
@@ -670,7 +684,11 @@ func (k *Keys) SetTier(ctx context.Context, idOrKey string, tier Tier, paidUntil
 		_, err := k.call(ctx, adminRequest{Op: "set-tier", IDOrKey: idOrKey, Tier: tier, PaidUntil: paidUntil})
 		return err
 	}
-	return k.update(ctx, func(t *txn) error {
+	return setTier(ctx, k, idOrKey, tier, paidUntil)
+}
+
+func setTier(ctx context.Context, u updater, idOrKey string, tier Tier, paidUntil time.Time) error {
+	return u.update(ctx, func(t *txn) error {
 		h, sk, err := t.find(idOrKey)
 		if err != nil {
 			return err

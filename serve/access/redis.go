@@ -693,153 +693,13 @@ func publishChange(ctx context.Context, p redis.Pipeliner, hexHash string) {
 // request asked for this very key before, and that entry is dropped by
 // the published change).
 func (s *RedisStore) CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error) {
-	if err := checkGrant(tier, paidUntil); err != nil {
-		return "", KeyRecord{}, err
-	}
-	if email != "" {
-		var err error
-		if email, err = NormalizeEmail(email); err != nil {
-			return "", KeyRecord{}, err
-		}
-	}
-	seq, err := s.rdb.Incr(ctx, redisSeq).Uint64()
-	if err != nil {
-		return "", KeyRecord{}, s.unavailable("create the key", err)
-	}
-	key := newKey()
-	h := hashKey(key)
-	hx := hex.EncodeToString(h[:])
-	sk := storedKey{ID: newID(), Seq: seq, Tier: tier, Email: email, Created: s.opt.Now().UTC()}
-	if !paidUntil.IsZero() {
-		sk.PaidUntil = paidUntil.UTC()
-	}
-	mb := redisMailbox + FoldEmail(email)
-	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		if n, err := tx.Exists(ctx, redisID+sk.ID).Result(); err != nil {
-			return err
-		} else if n > 0 {
-			return errIDTaken
-		}
-		if email != "" {
-			if n, err := tx.Exists(ctx, mb).Result(); err != nil {
-				return err
-			} else if n > 0 {
-				return ErrEmailTaken
-			}
-		}
-		data, err := json.Marshal(sk)
-		if err != nil {
-			return err
-		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, redisRecord+hx, data, 0)
-			p.Set(ctx, redisID+sk.ID, hx, 0)
-			if email != "" {
-				p.Set(ctx, mb, sk.ID, 0)
-			}
-			p.ZAdd(ctx, redisList, redis.Z{Score: float64(seq), Member: hx})
-			publishChange(ctx, p, hx)
-			return nil
-		})
-		return err
-	}, redisID+sk.ID, mb)
-	switch {
-	case errors.Is(err, ErrEmailTaken):
-		return "", KeyRecord{}, err
-	case errors.Is(err, errIDTaken), errors.Is(err, redis.TxFailedErr):
-		return "", KeyRecord{}, fmt.Errorf("cannot create key: a concurrent change won; try again")
-	case err != nil:
-		return "", KeyRecord{}, s.unavailable("create the key", err)
-	}
-	return key, sk.record(), nil
+	return createKey(ctx, s, tier, email, paidUntil, email != "")
 }
-
-var errIDTaken = errors.New("key id taken")
-
-// find resolves a key id (or a key) to its hex hash.
-func (s *RedisStore) find(ctx context.Context, idOrKey string) (string, error) {
-	if wellFormed(idOrKey) {
-		h := hashKey(idOrKey)
-		return hex.EncodeToString(h[:]), nil
-	}
-	hx, err := s.rdb.Get(ctx, redisID+idOrKey).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("%w: %s", ErrKeyNotFound, idOrKey)
-	}
-	if err != nil {
-		return "", s.unavailable("find the key", err)
-	}
-	return hx, nil
-}
-
-// change applies fn to the record of idOrKey in one optimistic
-// transaction and publishes it.
-func (s *RedisStore) change(ctx context.Context, idOrKey string, fn func(sk *storedKey) (bool, error)) error {
-	hx, err := s.find(ctx, idOrKey)
-	if err != nil {
-		return err
-	}
-	for range 10 {
-		err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			v, err := tx.Get(ctx, redisRecord+hx).Bytes()
-			if errors.Is(err, redis.Nil) {
-				return fmt.Errorf("%w: %s", ErrKeyNotFound, idOrKey)
-			}
-			if err != nil {
-				return err
-			}
-			var sk storedKey
-			if err := json.Unmarshal(v, &sk); err != nil {
-				return fmt.Errorf("cannot read account %s: %w", hx[:8], err)
-			}
-			oldEmail := sk.Email
-			write, err := fn(&sk)
-			if err != nil || !write {
-				return err
-			}
-			data, err := json.Marshal(sk)
-			if err != nil {
-				return err
-			}
-			var holder string
-			if oldEmail != "" && !sk.Revoked.IsZero() {
-				holder, _ = tx.Get(ctx, redisMailbox+FoldEmail(oldEmail)).Result()
-			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, redisRecord+hx, data, 0)
-				if holder == sk.ID {
-					p.Del(ctx, redisMailbox+FoldEmail(oldEmail))
-				}
-				publishChange(ctx, p, hx)
-				return nil
-			})
-			return err
-		}, redisRecord+hx)
-		if !errors.Is(err, redis.TxFailedErr) {
-			break
-		}
-	}
-	var re revokedError
-	if err != nil && !errors.Is(err, ErrKeyNotFound) && !errors.As(err, &re) {
-		return s.unavailable("change the key", err)
-	}
-	return err
-}
-
-type revokedError struct{ id string }
-
-func (e revokedError) Error() string { return fmt.Sprintf("key %s is revoked; create a new one", e.id) }
 
 // RevokeKey revokes a key by id (or the key itself); every server refuses
 // it within milliseconds. Revoking a revoked key does nothing.
 func (s *RedisStore) RevokeKey(ctx context.Context, idOrKey string) error {
-	return s.change(ctx, idOrKey, func(sk *storedKey) (bool, error) {
-		if !sk.Revoked.IsZero() {
-			return false, nil
-		}
-		sk.Revoked = s.opt.Now().UTC()
-		return true, nil
-	})
+	return revokeKey(ctx, s, idOrKey)
 }
 
 // SetTier changes the tier of an active key; see Keys.SetTier.
@@ -847,16 +707,7 @@ func (s *RedisStore) SetTier(ctx context.Context, idOrKey string, tier Tier, pai
 	if err := checkGrant(tier, paidUntil); err != nil {
 		return err
 	}
-	return s.change(ctx, idOrKey, func(sk *storedKey) (bool, error) {
-		if !sk.Revoked.IsZero() {
-			return false, revokedError{sk.ID}
-		}
-		sk.Tier, sk.PaidUntil = tier, time.Time{}
-		if !paidUntil.IsZero() {
-			sk.PaidUntil = paidUntil.UTC()
-		}
-		return true, nil
-	})
+	return setTier(ctx, s, idOrKey, tier, paidUntil)
 }
 
 // ListKeys returns every key, oldest first, with its lookups this month

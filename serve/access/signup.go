@@ -107,7 +107,7 @@ func (s *Store) StartSignup(ctx context.Context, email string, client netip.Addr
 type accountBackend interface {
 	// update runs fn in one transaction: all its writes are applied, or
 	// none (fn may run more than once; each run starts afresh).
-	update(ctx context.Context, fn func(t *txn) error) error
+	updater
 	// reserveRegistration takes one of the day's sign-ups of client's
 	// address group (RegistrationsPerAddressPerDay).
 	reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error)
