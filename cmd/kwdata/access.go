@@ -11,6 +11,7 @@ import (
 
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
+	"github.com/kwdata/kwdata/serve/billing"
 )
 
 // accessDir is where the key registry and the counters live.
@@ -92,11 +93,31 @@ func signupError(err error) error {
 		return fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
 	case errors.As(err, &qe):
 		return &serve.TooManyRegistrationsError{RetryAfter: qe.RetryAfter, Limit: qe.Quota}
-	case errors.Is(err, access.ErrUnavailable):
-		// Redis does not answer: 503 with Retry-After, as for lookups.
+	}
+	return unavailableError(err)
+}
+
+// unavailableError makes an access store that does not answer (Redis) the
+// server's 503 with Retry-After, as for lookups.
+func unavailableError(err error) error {
+	if errors.Is(err, access.ErrUnavailable) {
 		return fmt.Errorf("%w: %w", serve.ErrAccessUnavailable, err)
 	}
 	return err
+}
+
+// billingAccounts gives billing the access store, with its errors kept
+// (billing tells them apart) and an unreachable store made a 503.
+type billingAccounts struct{ billing.Accounts }
+
+func (b billingAccounts) Account(ctx context.Context, key string) (access.KeyRecord, access.Billing, error) {
+	rec, bl, err := b.Accounts.Account(ctx, key)
+	return rec, bl, unavailableError(err)
+}
+
+func (b billingAccounts) ApplyBilling(ctx context.Context, eventID string, c access.BillingChange) (bool, error) {
+	applied, err := b.Accounts.ApplyBilling(ctx, eventID, c)
+	return applied, unavailableError(err)
 }
 
 // Ready reports whether the access store can keep its counts (GET /readyz).

@@ -201,6 +201,17 @@ func TestRedisAccess(t *testing.T) {
 			}
 			waitReadyz(t, s, http.StatusServiceUnavailable)
 		}
+		// Sign-up and the account page need Redis as counting does.
+		for _, tc := range []struct{ method, path, body string }{
+			{"POST", "/v1/register", `{"email": "down@example.com"}`},
+			{"POST", "/v1/register/verify", `{"email": "down@example.com", "code": "123456"}`},
+			{"POST", "/v1/keys/rotate", ""},
+		} {
+			r := ss[0].do(t, tc.method, tc.path, tc.body, append(xff, paidAuth...)...)
+			if r.status != 503 || r.code != "access_unavailable" {
+				t.Errorf("%s %s with Redis down: %d %q, want 503 access_unavailable", tc.method, tc.path, r.status, r.code)
+			}
+		}
 		rd.Start()
 		for _, s := range ss {
 			waitReadyz(t, s, http.StatusOK)

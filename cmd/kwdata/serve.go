@@ -241,7 +241,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
 		}()
-		adapter, registrar, accounts = accessAdapter{rs}, accessAdapter{rs}, rs
+		adapter, registrar, accounts = accessAdapter{rs}, accessAdapter{rs}, billingAccounts{rs}
 		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
 	} else {
 		acc, err := access.Open(access.Options{
