@@ -336,14 +336,42 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 	r = a.do(t, "POST", "/v1/keys/rotate", "", auth...)
 	tiersWantStatus(t, r, 201, "")
 	deadline := time.Now().Add(250 * time.Millisecond)
+	late := 0 // lookups the old key still made before b heard of the rotation
 	for {
 		r := b.lookup(t, q, auth...)
 		if r.status == 401 && r.code == "invalid_key" {
 			break
+		}
+		if r.status == 200 {
+			late++
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the rotated key still answers %d %q on the other server 250 ms later", r.status, r.code)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+
+	// With Redis down, billing is a 503 (Stripe retries the webhook) and
+	// applies nothing.
+	rd.Stop()
+	var fresh struct{ Key string }
+	if err := json.Unmarshal(r.body, &fresh); err != nil {
+		t.Fatalf("rotate answered %s (%v)", r.body, err)
+	}
+	again := event("evt_redis_checkout2", "checkout.session.completed",
+		`{"id": "cs_test_r2", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_redis", "subscription": "sub_redis2"}`)
+	for _, r := range []tiersResp{
+		a.do(t, "POST", "/v1/billing/checkout", "", "Authorization", "Bearer "+fresh.Key),
+		post(b, again),
+	} {
+		if r.status != 503 || r.code != "access_unavailable" {
+			t.Errorf("billing with Redis down: %d %q, want 503 access_unavailable", r.status, r.code)
+		}
+	}
+	rd.Start()
+	for _, s := range ss {
+		waitReadyz(t, s, http.StatusOK)
+	}
+	// The account's count went on through the rotation.
+	tiersWantLimit(t, a.lookup(t, q, "Authorization", "Bearer "+fresh.Key), tiersMonthly(time.Now()), int64(496-late), monthEnd)
 }
