@@ -11,14 +11,28 @@ import (
 
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
+	"github.com/kwdata/kwdata/serve/billing"
 )
 
 // accessDir is where the key registry and the counters live.
 func accessDir(data string) string { return filepath.Join(data, "access") }
 
+// accountStore is what the server needs of an access store to admit
+// requests, register keys, show accounts and apply billing; the embedded
+// *access.Store and the shared *access.RedisStore both have it.
+type accountStore interface {
+	counterStore
+	StartSignup(ctx context.Context, email string, client netip.Addr) (access.Signup, error)
+	VerifySignup(ctx context.Context, email, code string) (string, access.KeyRecord, error)
+	RotateKey(ctx context.Context, key string) (string, access.KeyRecord, error)
+	Account(ctx context.Context, key string) (access.KeyRecord, access.Billing, error)
+	MonthUsage(id string) (registered, paid int64)
+	RegisteredPerMonth() int64
+}
+
 // accessAdapter lets the server admit requests and register keys through the
 // access store, translating its errors into the server's kinds.
-type accessAdapter struct{ s *access.Store }
+type accessAdapter struct{ s accountStore }
 
 func (a accessAdapter) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
 	return admit(a.s, ctx, r, client, n)
@@ -80,7 +94,30 @@ func signupError(err error) error {
 	case errors.As(err, &qe):
 		return &serve.TooManyRegistrationsError{RetryAfter: qe.RetryAfter, Limit: qe.Quota}
 	}
+	return unavailableError(err)
+}
+
+// unavailableError makes an access store that does not answer (Redis) the
+// server's 503 with Retry-After, as for lookups.
+func unavailableError(err error) error {
+	if errors.Is(err, access.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", serve.ErrAccessUnavailable, err)
+	}
 	return err
+}
+
+// billingAccounts gives billing the access store, with its errors kept
+// (billing tells them apart) and an unreachable store made a 503.
+type billingAccounts struct{ billing.Accounts }
+
+func (b billingAccounts) Account(ctx context.Context, key string) (access.KeyRecord, access.Billing, error) {
+	rec, bl, err := b.Accounts.Account(ctx, key)
+	return rec, bl, unavailableError(err)
+}
+
+func (b billingAccounts) ApplyBilling(ctx context.Context, eventID string, c access.BillingChange) (bool, error) {
+	applied, err := b.Accounts.ApplyBilling(ctx, eventID, c)
+	return applied, unavailableError(err)
 }
 
 // Ready reports whether the access store can keep its counts (GET /readyz).

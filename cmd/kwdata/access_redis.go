@@ -70,18 +70,6 @@ func admit(s counterStore, ctx context.Context, r *http.Request, client netip.Ad
 	return res, nil
 }
 
-// redisAdapter lets the server admit requests through the Redis access
-// store. Sign-up, key rotation and billing stay with the embedded store
-// for now, so a server on Redis has no Registrar and no Billing.
-type redisAdapter struct{ s *access.RedisStore }
-
-func (a redisAdapter) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
-	return admit(a.s, ctx, r, client, n)
-}
-
-// Ready reports whether Redis answers (GET /readyz).
-func (a redisAdapter) Ready() error { return a.s.Ready() }
-
 func (m *Main) runAccess(ctx context.Context, args []string) error {
 	const usage = "migrate --from DIR --to redis://HOST:6379/0"
 	if len(args) > 0 && (args[0] == "migrate" || strings.HasPrefix(args[0], "-")) {

@@ -9,13 +9,17 @@ package main
 // a 503 that ends by itself.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/kwdata/kwdata/internal/testservers"
 )
@@ -172,6 +176,10 @@ func TestRedisAccess(t *testing.T) {
 		}
 	})
 
+	t.Run("SignupAndBillingAcrossServers", func(t *testing.T) {
+		env.testRedisSignupAndBilling(t, rd)
+	})
+
 	t.Run("RedisDownAndBack", func(t *testing.T) {
 		paid, _ := env.createRedisKey(t, rd, "--tier", "paid")
 		paidAuth := []string{"Authorization", "Bearer " + paid}
@@ -192,6 +200,17 @@ func TestRedisAccess(t *testing.T) {
 				t.Errorf("server %d, Redis down, known paid key: %d %q, want 200", i, r.status, r.code)
 			}
 			waitReadyz(t, s, http.StatusServiceUnavailable)
+		}
+		// Sign-up and the account page need Redis as counting does.
+		for _, tc := range []struct{ method, path, body string }{
+			{"POST", "/v1/register", `{"email": "down@example.com"}`},
+			{"POST", "/v1/register/verify", `{"email": "down@example.com", "code": "123456"}`},
+			{"POST", "/v1/keys/rotate", ""},
+		} {
+			r := ss[0].do(t, tc.method, tc.path, tc.body, append(xff, paidAuth...)...)
+			if r.status != 503 || r.code != "access_unavailable" {
+				t.Errorf("%s %s with Redis down: %d %q, want 503 access_unavailable", tc.method, tc.path, r.status, r.code)
+			}
 		}
 		rd.Start()
 		for _, s := range ss {
@@ -230,4 +249,129 @@ func waitReadyz(tb testing.TB, s *tiersServer, status int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// testRedisSignupAndBilling: two servers on one Redis, with mail through
+// Mailpit and billing against stripe-mock. A code mailed by one is traded
+// for a key on the other, and the key works on the first; a Stripe event
+// makes the key paid on both and, delivered again to the other, changes
+// nothing; a rotation on one is refused on the other within 250 ms.
+func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Redis) {
+	mp := testservers.StartMailpit(t, false)
+	api := testservers.StartStripeMock(t)
+	const secret = "whsec_kwdata_redis"
+	t.Setenv("STRIPE_SECRET_KEY", "sk_test_kwdata")
+	t.Setenv("STRIPE_WEBHOOK_SECRET", secret)
+	var ss []*tiersServer
+	for range 2 {
+		ss = append(ss, env.start(t, env.fresh(t), "--access", rd.URL(), "--trusted-proxy", "127.0.0.1/32",
+			"--smtp-url", "smtp://"+mp.SMTP, "--mail-from", "kwdata <no-reply@kwdata.example>",
+			"--stripe-price", "price_kwdata", "--stripe-api", api))
+	}
+	a, b := ss[0], ss[1]
+	q := env.keywords[0]
+	_, monthEnd := tiersMonth(time.Now())
+	xff := []string{"X-Forwarded-For", "198.51.100.20"}
+
+	r := a.do(t, "POST", "/v1/register", `{"email": "redis-1@example.com"}`, xff...)
+	tiersWantStatus(t, r, 202, "")
+	m := regexp.MustCompile(`Your kwdata code is (\d{6})`).FindStringSubmatch(mp.Last(t, "redis-1@example.com").Text)
+	if m == nil {
+		t.Fatal("no code in the mail")
+	}
+	r = b.do(t, "POST", "/v1/register/verify", `{"email": "redis-1@example.com", "code": "`+m[1]+`"}`)
+	tiersWantStatus(t, r, 201, "")
+	var got struct{ Key string }
+	if err := json.Unmarshal(r.body, &got); err != nil || !strings.HasPrefix(got.Key, "kwd_") {
+		t.Fatalf("verify answered %s (%v)", r.body, err)
+	}
+	auth := []string{"Authorization", "Bearer " + got.Key}
+	tiersWantLimit(t, a.lookup(t, q, auth...), tiersMonthly(time.Now()), 499, monthEnd)
+	// The code is used, whichever server is asked.
+	tiersWantStatus(t, a.do(t, "POST", "/v1/register/verify", `{"email": "redis-1@example.com", "code": "`+m[1]+`"}`), 400, "invalid_code")
+
+	var id string
+	for _, line := range strings.Split(func() string { out, _ := env.cli(t, "keys", "list", "--access", rd.URL()); return out }(), "\n") {
+		if strings.Contains(line, "redis-1@example.com") {
+			id = strings.Fields(line)[0]
+		}
+	}
+	if id == "" {
+		t.Fatal("keys list --access does not show the new key")
+	}
+	post := func(s *tiersServer, body string) tiersResp {
+		t.Helper()
+		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(body), Secret: secret, Timestamp: time.Now()})
+		return s.do(t, "POST", "/v1/billing/webhook", body, "Stripe-Signature", signed.Header)
+	}
+	event := func(id, typ, object string) string {
+		return `{"id": "` + id + `", "object": "event", "api_version": "2025-09-30.clover", "type": "` + typ + `", "data": {"object": ` + object + `}}`
+	}
+	completed := event("evt_redis_checkout", "checkout.session.completed",
+		`{"id": "cs_test_r", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_redis", "subscription": "sub_redis"}`)
+	deleted := event("evt_redis_deleted", "customer.subscription.deleted",
+		`{"id": "sub_redis", "object": "subscription", "customer": "cus_redis", "status": "canceled"}`)
+
+	tiersWantStatus(t, b.do(t, "POST", "/v1/billing/checkout", "", auth...), 201, "")
+	tiersWantStatus(t, post(a, completed), 200, "")
+	for i, s := range ss {
+		r := s.lookup(t, q, auth...)
+		tiersWantStatus(t, r, 200, "")
+		if v := r.header.Get("RateLimit"); v != "" {
+			t.Errorf("server %d: a paid lookup carries RateLimit %s", i, v)
+		}
+	}
+	page := b.do(t, "GET", "/account", "", "Cookie", "kwdata_key="+got.Key)
+	tiersWantStatus(t, page, 200, "")
+	if !strings.Contains(string(page.body), id) {
+		t.Errorf("the account page on the other server does not show %s", id)
+	}
+	tiersWantStatus(t, post(b, deleted), 200, "")
+	tiersWantLimit(t, a.lookup(t, q, auth...), tiersMonthly(time.Now()), 498, monthEnd)
+	// The checkout delivered again, to the other server: applied once, so
+	// the key stays registered.
+	tiersWantStatus(t, post(b, completed), 200, "")
+	tiersWantLimit(t, b.lookup(t, q, auth...), tiersMonthly(time.Now()), 497, monthEnd)
+
+	r = a.do(t, "POST", "/v1/keys/rotate", "", auth...)
+	tiersWantStatus(t, r, 201, "")
+	deadline := time.Now().Add(250 * time.Millisecond)
+	late := 0 // lookups the old key still made before b heard of the rotation
+	for {
+		r := b.lookup(t, q, auth...)
+		if r.status == 401 && r.code == "invalid_key" {
+			break
+		}
+		if r.status == 200 {
+			late++
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rotated key still answers %d %q on the other server 250 ms later", r.status, r.code)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// With Redis down, billing is a 503 (Stripe retries the webhook) and
+	// applies nothing.
+	rd.Stop()
+	var fresh struct{ Key string }
+	if err := json.Unmarshal(r.body, &fresh); err != nil {
+		t.Fatalf("rotate answered %s (%v)", r.body, err)
+	}
+	again := event("evt_redis_checkout2", "checkout.session.completed",
+		`{"id": "cs_test_r2", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_redis", "subscription": "sub_redis2"}`)
+	for _, r := range []tiersResp{
+		a.do(t, "POST", "/v1/billing/checkout", "", "Authorization", "Bearer "+fresh.Key),
+		post(b, again),
+	} {
+		if r.status != 503 || r.code != "access_unavailable" {
+			t.Errorf("billing with Redis down: %d %q, want 503 access_unavailable", r.status, r.code)
+		}
+	}
+	rd.Start()
+	for _, s := range ss {
+		waitReadyz(t, s, http.StatusOK)
+	}
+	// The account's count went on through the rotation.
+	tiersWantLimit(t, a.lookup(t, q, "Authorization", "Bearer "+fresh.Key), tiersMonthly(time.Now()), int64(496-late), monthEnd)
 }

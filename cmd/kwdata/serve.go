@@ -121,12 +121,6 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.access = *accessURL
-	if *smtpURL != "" && cfg.access != "" {
-		return usageError{errors.New("--smtp-url has no use with --access: a server on Redis takes no sign-ups (keys come from kwdata keys --access); leave one out")}
-	}
-	if *stripePrice != "" && cfg.access != "" {
-		return usageError{errors.New("--stripe-price needs the embedded access store: billing events are not kept in Redis; leave out --access or --stripe-price")}
-	}
 	if *stripePrice != "" {
 		hook := *stripeHook
 		if hook == "" {
@@ -247,8 +241,8 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
 		}()
-		adapter = redisAdapter{rs}
-		m.Logger.Info("keys and lookup counts are shared in Redis; self-registration and billing are off (keys come from kwdata keys --access)", "redis", redactedURL(cfg.access))
+		adapter, registrar, accounts = accessAdapter{rs}, accessAdapter{rs}, billingAccounts{rs}
+		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
 	} else {
 		acc, err := access.Open(access.Options{
 			Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),

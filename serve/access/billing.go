@@ -62,10 +62,15 @@ func (s *Store) ApplyBilling(ctx context.Context, eventID string, c BillingChang
 	if s.closed.Load() {
 		return false, ErrClosed
 	}
+	return applyBilling(ctx, s, eventID, c)
+}
+
+func applyBilling(ctx context.Context, b accountBackend, eventID string, c BillingChange) (applied bool, err error) {
 	if eventID == "" {
 		return false, errors.New("cannot apply a billing event without an id")
 	}
-	err = s.keys.update(ctx, func(t *txn) error {
+	err = b.update(ctx, func(t *txn) error {
+		applied = false
 		if _, seen, err := t.getString(eventPrefix + eventID); err != nil || seen {
 			return err
 		}
@@ -92,20 +97,20 @@ func (s *Store) ApplyBilling(ctx context.Context, eventID string, c BillingChang
 		if err != nil {
 			return err
 		}
-		if err := t.b.Set([]byte(eventPrefix+eventID), []byte(t.now.Format(time.RFC3339)), nil); err != nil {
+		if err := t.kv.set(eventPrefix+eventID, []byte(t.now.Format(time.RFC3339))); err != nil {
 			return err
 		}
 		applied = true
 		if c.AccountID != "" && c.Subscription != "" && c.Subscription != sk.Subscription {
 			// A checkout: the account takes this subscription.
 			sk.Subscription, sk.Status, sk.CancelAtPeriodEnd = c.Subscription, "", false
-			if err := t.b.Set([]byte(subPrefix+c.Subscription), []byte(sk.ID), nil); err != nil {
+			if err := t.kv.set(subPrefix+c.Subscription, []byte(sk.ID)); err != nil {
 				return err
 			}
 		}
 		if c.Customer != "" && c.Customer != sk.Customer {
 			sk.Customer = c.Customer
-			if err := t.b.Set([]byte(customerPrefix+c.Customer), []byte(sk.ID), nil); err != nil {
+			if err := t.kv.set(customerPrefix+c.Customer, []byte(sk.ID)); err != nil {
 				return err
 			}
 		}
@@ -167,8 +172,12 @@ func (s *Store) Account(ctx context.Context, key string) (KeyRecord, Billing, er
 	}
 	recs := []KeyRecord{sk.record()}
 	s.fillLive(recs)
-	return recs[0], Billing{Customer: sk.Customer, Subscription: sk.Subscription, Status: sk.Status,
-		CancelAtPeriodEnd: sk.CancelAtPeriodEnd, PaymentFailed: sk.PaymentFailed}, nil
+	return recs[0], sk.billing(), nil
+}
+
+func (sk storedKey) billing() Billing {
+	return Billing{Customer: sk.Customer, Subscription: sk.Subscription, Status: sk.Status,
+		CancelAtPeriodEnd: sk.CancelAtPeriodEnd, PaymentFailed: sk.PaymentFailed}
 }
 
 // MonthUsage returns the lookups counted on an account this UTC month,

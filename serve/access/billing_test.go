@@ -8,14 +8,16 @@ import (
 
 // TestApplyBilling: a subscription's life as its events describe it,
 // each applied once, late ones changing nothing.
-func TestApplyBilling(t *testing.T) {
-	clk := newClock(t, "2026-11-22T12:00:00Z")
-	s := openStore(t, t.TempDir(), clk)
+func TestApplyBilling(t *testing.T) { forBackends(t, testApplyBilling) }
+
+func testApplyBilling(t *testing.T, b backend) {
+	clk, open := b.start(t)
+	s := open()
 	client := mustAddr(t, "192.0.2.1")
 	key, rec := mustCreate(t, s, Registered, time.Time{})
 	use(t, s, mustIdentify(t, s, key, client), 40)
 	yes, no := true, false
-	end1 := time.Date(2026, 12, 22, 12, 0, 0, 0, time.UTC)
+	end1 := clk.Now().AddDate(0, 1, 0)
 	end2 := end1.AddDate(0, 1, 0)
 	state := func() (KeyRecord, Billing) {
 		t.Helper()
@@ -82,9 +84,8 @@ func TestApplyBilling(t *testing.T) {
 		t.Errorf("after rotation: %+v %+v %v", r, b, err)
 	}
 	// Applied events survive a restart.
-	dir := s.opt.Dir
 	s.Close()
-	s = openStore(t, dir, clk)
+	s = open()
 	if applied, err := s.ApplyBilling(ctx, "evt_checkout2", BillingChange{AccountID: rec.ID}); applied || err != nil {
 		t.Errorf("a replay after restart: %v %v", applied, err)
 	}

@@ -61,7 +61,17 @@
 // version key catches messages lost while disconnected); paid lookups are
 // counted in memory and flushed every FlushInterval. An unreachable Redis
 // is ErrUnavailable. MigrateToRedis copies an embedded store into one.
-// Sign-up codes, rotation and billing remain with the embedded Store.
+//
+// # Account rules, once
+//
+// The rules of keys and accounts (create, revoke, set-tier, sign-up
+// codes, rotation, billing events) are written once, on a txn over kvTx:
+// get, set and delete of byte values in the account database's layout,
+// applied all at once or not at all. The embedded Store's kvTx is a Pebble
+// batch; the RedisStore's an optimistic transaction (WATCH what is read,
+// MULTI/EXEC what is written, run again when another server got in
+// first), so pending codes, billing links and applied events are shared
+// by every server and each applies once.
 package access
 
 import "errors"

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 )
 
 // clock is a settable time source for Options.Now.
@@ -42,6 +44,59 @@ func (c *clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// accountStore is what the tests of keys, sign-up, rotation and billing
+// need of a store; the embedded Store and the RedisStore both are one.
+type accountStore interface {
+	CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error)
+	RevokeKey(ctx context.Context, idOrKey string) error
+	ListKeys(ctx context.Context) ([]KeyRecord, error)
+	Identify(ctx context.Context, apiKey string, client netip.Addr) (Caller, error)
+	Reserve(ctx context.Context, c Caller, n int) (*Reservation, error)
+	StartSignup(ctx context.Context, email string, client netip.Addr) (Signup, error)
+	VerifySignup(ctx context.Context, email, code string) (string, KeyRecord, error)
+	RotateKey(ctx context.Context, key string) (string, KeyRecord, error)
+	ApplyBilling(ctx context.Context, eventID string, c BillingChange) (bool, error)
+	Account(ctx context.Context, key string) (KeyRecord, Billing, error)
+	Close() error
+}
+
+// backend is one kind of account storage the sign-up, rotation and
+// billing tests run on.
+type backend struct {
+	name string
+	// start makes an empty storage and returns the clock of its stores
+	// and a function that opens a store on it, as a server would: the
+	// embedded store (close the last one first; one process holds the
+	// folder) or a RedisStore (as many at once as there are servers).
+	start func(tb testing.TB, mod ...func(*Options)) (*clock, func() accountStore)
+}
+
+var backends = []backend{
+	{"embedded", func(tb testing.TB, mod ...func(*Options)) (*clock, func() accountStore) {
+		clk := newClock(tb, "2026-11-22T12:00:00Z")
+		dir := tb.TempDir()
+		return clk, func() accountStore { return openStore(tb, dir, clk, mod...) }
+	}},
+	{"redis", func(tb testing.TB, mod ...func(*Options)) (*clock, func() accountStore) {
+		rd := testservers.StartRedis(tb)
+		// Redis expires day counters by its own clock, so the stores'
+		// clock starts at noon of the real day.
+		clk := &clock{t: time.Now().UTC().Truncate(24 * time.Hour).Add(12 * time.Hour)}
+		opt := Options{Now: clk.Now, FlushInterval: time.Hour}
+		for _, m := range mod {
+			m(&opt)
+		}
+		return clk, func() accountStore { return openRedisStores(tb, rd, 1, opt)[0] }
+	}},
+}
+
+// forBackends runs f on every backend, as subtests named after them.
+func forBackends(t *testing.T, f func(t *testing.T, b backend)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { f(t, b) })
+	}
+}
+
 // openStore opens a Store on dir with a long flush interval (tests flush
 // explicitly) and closes it at cleanup.
 func openStore(tb testing.TB, dir string, clk *clock, mod ...func(*Options)) *Store {
@@ -67,7 +122,7 @@ func mustAddr(tb testing.TB, s string) netip.Addr {
 	return a
 }
 
-func mustCreate(tb testing.TB, s *Store, tier Tier, paidUntil time.Time) (string, KeyRecord) {
+func mustCreate(tb testing.TB, s accountStore, tier Tier, paidUntil time.Time) (string, KeyRecord) {
 	tb.Helper()
 	key, rec, err := s.CreateKey(context.Background(), tier, "", paidUntil)
 	if err != nil {
@@ -76,7 +131,7 @@ func mustCreate(tb testing.TB, s *Store, tier Tier, paidUntil time.Time) (string
 	return key, rec
 }
 
-func mustIdentify(tb testing.TB, s *Store, key string, client netip.Addr) Caller {
+func mustIdentify(tb testing.TB, s accountStore, key string, client netip.Addr) Caller {
 	tb.Helper()
 	c, err := s.Identify(context.Background(), key, client)
 	if err != nil {
@@ -87,7 +142,7 @@ func mustIdentify(tb testing.TB, s *Store, key string, client netip.Addr) Caller
 
 // use reserves and commits n lookups one at a time; it returns how many
 // were admitted before the first refusal.
-func use(tb testing.TB, s *Store, c Caller, n int) int {
+func use(tb testing.TB, s accountStore, c Caller, n int) int {
 	tb.Helper()
 	for i := range n {
 		r, err := s.Reserve(context.Background(), c, 1)
@@ -104,7 +159,7 @@ func use(tb testing.TB, s *Store, c Caller, n int) int {
 }
 
 // remaining reserves one lookup, reads what remains before it, and cancels.
-func remaining(tb testing.TB, s *Store, c Caller) int64 {
+func remaining(tb testing.TB, s accountStore, c Caller) int64 {
 	tb.Helper()
 	r, err := s.Reserve(context.Background(), c, 1)
 	var qe *QuotaError

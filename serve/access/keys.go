@@ -360,13 +360,28 @@ func getString(r pebble.Reader, key string) (v string, ok bool, err error) {
 	return string(b), true, nil
 }
 
-// txn is one write to the account database: a batch that becomes durable
-// in one synced commit, and the cache changes that follow it.
+// kvTx is the storage one account transaction runs on: byte values by
+// key in the layout of the account database (see hashPrefix), each read
+// seeing the transaction's own writes, all writes applied at once or not
+// at all. The embedded store's is a Pebble batch (pebbleTx), the Redis
+// store's an optimistic transaction (redisTx), so that the account rules
+// (sign-up, rotation, billing) are written once for both.
+type kvTx interface {
+	get(key string) ([]byte, bool, error)
+	set(key string, v []byte) error
+	del(key string) error
+	// keyChanged notes that the record of h was written (sk) or deleted
+	// (nil), for the caches of the servers.
+	keyChanged(h keyHash, sk *storedKey)
+	// nextSeq gives the creation order of a new key.
+	nextSeq() (uint64, error)
+}
+
+// txn is one write to the account database: the rules of accounts on top
+// of a kvTx.
 type txn struct {
-	k     *Keys
-	b     *pebble.Batch
-	now   time.Time
-	after []func()
+	kv  kvTx
+	now time.Time
 }
 
 func (t *txn) put(h keyHash, sk storedKey) error {
@@ -374,15 +389,54 @@ func (t *txn) put(h keyHash, sk storedKey) error {
 	if err != nil {
 		return err
 	}
-	if err := t.b.Set(hashDBKey(h), v, nil); err != nil {
+	if err := t.kv.set(string(hashDBKey(h)), v); err != nil {
 		return err
 	}
-	if err := t.b.Set([]byte(idPrefix+sk.ID), h[:], nil); err != nil {
+	if err := t.kv.set(idPrefix+sk.ID, h[:]); err != nil {
 		return err
+	}
+	t.kv.keyChanged(h, &sk)
+	return nil
+}
+
+// pebbleTx is the embedded store's kvTx: an indexed batch, committed in
+// one synced write, and the cache changes that follow it.
+type pebbleTx struct {
+	k     *Keys
+	b     *pebble.Batch
+	after []func()
+}
+
+func (p *pebbleTx) get(key string) ([]byte, bool, error) {
+	v, closer, err := p.b.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer closer.Close()
+	return bytes.Clone(v), true, nil
+}
+
+func (p *pebbleTx) set(key string, v []byte) error { return p.b.Set([]byte(key), v, nil) }
+
+func (p *pebbleTx) del(key string) error { return p.b.Delete([]byte(key), nil) }
+
+func (p *pebbleTx) keyChanged(h keyHash, sk *storedKey) {
+	if sk == nil {
+		p.after = append(p.after, func() { p.k.forget(h) })
+		return
 	}
 	rec := sk.record()
-	t.after = append(t.after, func() { t.k.remember(h, rec) })
-	return nil
+	p.after = append(p.after, func() { p.k.remember(h, rec) })
+}
+
+// nextSeq counts under the writer lock; update restores the count when
+// the batch is not committed.
+func (p *pebbleTx) nextSeq() (uint64, error) {
+	p.k.seq++
+	return p.k.seq, nil
 }
 
 // update runs fn with a batch under the writer lock and commits it
@@ -393,39 +447,40 @@ func (k *Keys) update(ctx context.Context, fn func(t *txn) error) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	t := &txn{k: k, b: k.db.NewIndexedBatch(), now: k.now().UTC()}
-	defer t.b.Close()
+	p := &pebbleTx{k: k, b: k.db.NewIndexedBatch()}
+	defer p.b.Close()
+	t := &txn{kv: p, now: k.now().UTC()}
 	seq := k.seq
 	if err := fn(t); err != nil {
 		k.seq = seq
 		return err
 	}
 	if k.seq != seq {
-		_ = t.b.Set([]byte(seqKey), encodeUint(k.seq), nil)
+		_ = p.b.Set([]byte(seqKey), encodeUint(k.seq), nil)
 	}
-	if err := t.b.Commit(pebble.Sync); err != nil {
+	if err := p.b.Commit(pebble.Sync); err != nil {
 		k.seq = seq
 		return fmt.Errorf("cannot write account database: %w", err)
 	}
-	for _, f := range t.after {
+	for _, f := range p.after {
 		f()
 	}
 	return nil
 }
 
-// getString reads key through the batch, so a txn sees its own writes.
-func (t *txn) getString(key string) (string, bool, error) { return getString(t.b, key) }
+// getString reads key through the transaction, so a txn sees its own
+// writes.
+func (t *txn) getString(key string) (string, bool, error) {
+	v, ok, err := t.kv.get(key)
+	return string(v), ok, err
+}
 
 func (t *txn) get(h keyHash) (storedKey, bool, error) {
 	var sk storedKey
-	v, closer, err := t.b.Get(hashDBKey(h))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return sk, false, nil
-	}
-	if err != nil {
+	v, ok, err := t.kv.get(string(hashDBKey(h)))
+	if err != nil || !ok {
 		return sk, false, err
 	}
-	defer closer.Close()
 	if err := json.Unmarshal(v, &sk); err != nil {
 		return sk, false, fmt.Errorf("cannot decode account %x: %w", h[:4], err)
 	}
@@ -447,12 +502,15 @@ func (t *txn) newAccount(h keyHash, tier Tier, email string, paidUntil time.Time
 		id = newID()
 	}
 	if email != "" && holdMailbox {
-		if err := t.b.Set([]byte(emailPrefix+FoldEmail(email)), []byte(id), nil); err != nil {
+		if err := t.kv.set(emailPrefix+FoldEmail(email), []byte(id)); err != nil {
 			return storedKey{}, err
 		}
 	}
-	t.k.seq++
-	sk := storedKey{ID: id, Seq: t.k.seq, Tier: tier, Email: email, Created: t.now}
+	seq, err := t.kv.nextSeq()
+	if err != nil {
+		return storedKey{}, err
+	}
+	sk := storedKey{ID: id, Seq: seq, Tier: tier, Email: email, Created: t.now}
 	if tier == Paid && !paidUntil.IsZero() {
 		sk.PaidUntil = paidUntil.UTC()
 	}
@@ -463,10 +521,10 @@ func (t *txn) newAccount(h keyHash, tier Tier, email string, paidUntil time.Time
 // subscription and counters (which count on the id), and old stops
 // working.
 func (t *txn) rekey(old, h keyHash, sk storedKey) error {
-	if err := t.b.Delete(hashDBKey(old), nil); err != nil {
+	if err := t.kv.del(string(hashDBKey(old))); err != nil {
 		return err
 	}
-	t.after = append(t.after, func() { t.k.forget(old) })
+	t.kv.keyChanged(old, nil)
 	return t.put(h, sk)
 }
 
@@ -509,7 +567,7 @@ func (t *txn) revoke(h keyHash, sk storedKey) error {
 		if id, ok, err := t.activeOf(mb); err != nil {
 			return err
 		} else if ok && id == sk.ID {
-			if err := t.b.Delete([]byte(emailPrefix+mb), nil); err != nil {
+			if err := t.kv.del(emailPrefix + mb); err != nil {
 				return err
 			}
 		}
@@ -548,6 +606,16 @@ func (k *Keys) CreateKey(ctx context.Context, tier Tier, email string, paidUntil
 }
 
 func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil time.Time, oneKeyPerEmail bool) (string, KeyRecord, error) {
+	return createKey(ctx, k, tier, email, paidUntil, oneKeyPerEmail)
+}
+
+// updater runs account transactions: Keys (and the Store holding them)
+// on Pebble, the RedisStore on Redis.
+type updater interface {
+	update(ctx context.Context, fn func(t *txn) error) error
+}
+
+func createKey(ctx context.Context, u updater, tier Tier, email string, paidUntil time.Time, oneKeyPerEmail bool) (string, KeyRecord, error) {
 	if err := checkGrant(tier, paidUntil); err != nil {
 		return "", KeyRecord{}, err
 	}
@@ -560,7 +628,7 @@ func (k *Keys) create(ctx context.Context, tier Tier, email string, paidUntil ti
 	key := newKey()
 	h := hashKey(key)
 	var rec KeyRecord
-	err := k.update(ctx, func(t *txn) error {
+	err := u.update(ctx, func(t *txn) error {
 		mb := FoldEmail(email)
 		taken := false
 		if email != "" {
@@ -593,7 +661,11 @@ func (k *Keys) RevokeKey(ctx context.Context, idOrKey string) error {
 		_, err := k.call(ctx, adminRequest{Op: "revoke", IDOrKey: idOrKey})
 		return err
 	}
-	return k.update(ctx, func(t *txn) error {
+	return revokeKey(ctx, k, idOrKey)
+}
+
+func revokeKey(ctx context.Context, u updater, idOrKey string) error {
+	return u.update(ctx, func(t *txn) error {
 		h, sk, err := t.find(idOrKey)
 		if err != nil {
 			return err
@@ -612,7 +684,11 @@ func (k *Keys) SetTier(ctx context.Context, idOrKey string, tier Tier, paidUntil
 		_, err := k.call(ctx, adminRequest{Op: "set-tier", IDOrKey: idOrKey, Tier: tier, PaidUntil: paidUntil})
 		return err
 	}
-	return k.update(ctx, func(t *txn) error {
+	return setTier(ctx, k, idOrKey, tier, paidUntil)
+}
+
+func setTier(ctx context.Context, u updater, idOrKey string, tier Tier, paidUntil time.Time) error {
+	return u.update(ctx, func(t *txn) error {
 		h, sk, err := t.find(idOrKey)
 		if err != nil {
 			return err

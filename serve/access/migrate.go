@@ -80,7 +80,7 @@ func (k *Keys) migrate() error {
 				if _, taken, err := t.activeOf(mb); err != nil {
 					return err
 				} else if !taken {
-					if err := t.b.Set([]byte(emailPrefix+mb), []byte(sk.ID), nil); err != nil {
+					if err := t.kv.set(emailPrefix+mb, []byte(sk.ID)); err != nil {
 						return err
 					}
 				}
@@ -90,7 +90,7 @@ func (k *Keys) migrate() error {
 			}
 			imported++
 		}
-		return t.b.Set([]byte(migratedKey), []byte(t.now.Format(time.RFC3339)), nil)
+		return t.kv.set(migratedKey, []byte(t.now.Format(time.RFC3339)))
 	})
 	if err != nil {
 		return err

@@ -37,6 +37,13 @@ const (
 	redisVersion    = redisPrefix + "version" // bumped by every change of a key record
 	redisChannel    = redisPrefix + "keys"    // pub/sub: hex hash of a changed record, or "*"
 	redisAllChanged = "*"
+
+	// The rest of the account database (see redisName): pending sign-up
+	// codes, billing links and applied billing events.
+	redisCode     = redisPrefix + "c:" // c:<mailbox> -> JSON pendingCode
+	redisCustomer = redisPrefix + "u:" // u:<customer id> -> account id
+	redisSub      = redisPrefix + "s:" // s:<subscription id> -> account id
+	redisEvent    = redisPrefix + "x:" // x:<event id> -> when it was applied
 )
 
 // redisMonthKeep is how long a monthly counter is kept after its month
@@ -463,6 +470,22 @@ func (s *RedisStore) Reserve(ctx context.Context, c Caller, n int) (*Reservation
 	default:
 		return nil, fmt.Errorf("cannot reserve for unknown tier %q", c.Tier)
 	}
+	r, err := s.reserveCounter(ctx, k, now, n, limit, policy, "count the lookup", ErrQuotaExhausted)
+	if err != nil {
+		var qe *QuotaError
+		if errors.As(err, &qe) {
+			s.opt.Metrics.refused(c.Tier)
+		}
+		return nil, err
+	}
+	r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
+	return r, nil
+}
+
+// reserveCounter reserves n on the counter k (of the window of now) up to
+// limit in one round trip, refusing with a *QuotaError wrapping refusal.
+// what names the step in an unavailable error.
+func (s *RedisStore) reserveCounter(ctx context.Context, k ckey, now time.Time, n int, limit int64, policy, what string, refusal error) (*Reservation, error) {
 	k.window = k.kind.window(now)
 	start, end := k.kind.bounds(k.window)
 	name := redisPrefix + string(dbKey(k))
@@ -474,19 +497,17 @@ func (s *RedisStore) Reserve(ctx context.Context, c Caller, n int) (*Reservation
 	defer cancel()
 	res, err := admitScript.Run(rctx, s.rdb, []string{name, used}, n, limit, expiry(k.kind, end).UnixMilli(), now.UnixMilli()).Int64Slice()
 	if err != nil {
-		return nil, s.unavailable("count the lookup", err)
+		return nil, s.unavailable(what, err)
 	}
 	if len(res) != 2 {
-		return nil, fmt.Errorf("cannot count the lookup: admission script answered %v", res)
+		return nil, fmt.Errorf("cannot %s: admission script answered %v", what, res)
 	}
 	r := &Reservation{n: int64(n), now: s.opt.Now, limited: true, end: end,
 		limits: Limits{Policy: policy, Quota: limit, Window: end.Sub(start), Remaining: max(limit-res[1], 0), Reset: end.Sub(now)}}
 	if res[0] != 1 {
-		s.opt.Metrics.refused(c.Tier)
-		return nil, &QuotaError{Limits: r.limits, Requested: int64(n), RetryAfter: r.limits.Reset, err: ErrQuotaExhausted}
+		return nil, &QuotaError{Limits: r.limits, Requested: int64(n), RetryAfter: r.limits.Reset, err: refusal}
 	}
 	r.remote = &redisTicket{s: s, counter: name, taken: res[1]}
-	r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
 	return r, nil
 }
 
@@ -672,153 +693,13 @@ func publishChange(ctx context.Context, p redis.Pipeliner, hexHash string) {
 // request asked for this very key before, and that entry is dropped by
 // the published change).
 func (s *RedisStore) CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error) {
-	if err := checkGrant(tier, paidUntil); err != nil {
-		return "", KeyRecord{}, err
-	}
-	if email != "" {
-		var err error
-		if email, err = NormalizeEmail(email); err != nil {
-			return "", KeyRecord{}, err
-		}
-	}
-	seq, err := s.rdb.Incr(ctx, redisSeq).Uint64()
-	if err != nil {
-		return "", KeyRecord{}, s.unavailable("create the key", err)
-	}
-	key := newKey()
-	h := hashKey(key)
-	hx := hex.EncodeToString(h[:])
-	sk := storedKey{ID: newID(), Seq: seq, Tier: tier, Email: email, Created: s.opt.Now().UTC()}
-	if !paidUntil.IsZero() {
-		sk.PaidUntil = paidUntil.UTC()
-	}
-	mb := redisMailbox + FoldEmail(email)
-	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		if n, err := tx.Exists(ctx, redisID+sk.ID).Result(); err != nil {
-			return err
-		} else if n > 0 {
-			return errIDTaken
-		}
-		if email != "" {
-			if n, err := tx.Exists(ctx, mb).Result(); err != nil {
-				return err
-			} else if n > 0 {
-				return ErrEmailTaken
-			}
-		}
-		data, err := json.Marshal(sk)
-		if err != nil {
-			return err
-		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, redisRecord+hx, data, 0)
-			p.Set(ctx, redisID+sk.ID, hx, 0)
-			if email != "" {
-				p.Set(ctx, mb, sk.ID, 0)
-			}
-			p.ZAdd(ctx, redisList, redis.Z{Score: float64(seq), Member: hx})
-			publishChange(ctx, p, hx)
-			return nil
-		})
-		return err
-	}, redisID+sk.ID, mb)
-	switch {
-	case errors.Is(err, ErrEmailTaken):
-		return "", KeyRecord{}, err
-	case errors.Is(err, errIDTaken), errors.Is(err, redis.TxFailedErr):
-		return "", KeyRecord{}, fmt.Errorf("cannot create key: a concurrent change won; try again")
-	case err != nil:
-		return "", KeyRecord{}, s.unavailable("create the key", err)
-	}
-	return key, sk.record(), nil
+	return createKey(ctx, s, tier, email, paidUntil, email != "")
 }
-
-var errIDTaken = errors.New("key id taken")
-
-// find resolves a key id (or a key) to its hex hash.
-func (s *RedisStore) find(ctx context.Context, idOrKey string) (string, error) {
-	if wellFormed(idOrKey) {
-		h := hashKey(idOrKey)
-		return hex.EncodeToString(h[:]), nil
-	}
-	hx, err := s.rdb.Get(ctx, redisID+idOrKey).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("%w: %s", ErrKeyNotFound, idOrKey)
-	}
-	if err != nil {
-		return "", s.unavailable("find the key", err)
-	}
-	return hx, nil
-}
-
-// change applies fn to the record of idOrKey in one optimistic
-// transaction and publishes it.
-func (s *RedisStore) change(ctx context.Context, idOrKey string, fn func(sk *storedKey) (bool, error)) error {
-	hx, err := s.find(ctx, idOrKey)
-	if err != nil {
-		return err
-	}
-	for range 10 {
-		err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			v, err := tx.Get(ctx, redisRecord+hx).Bytes()
-			if errors.Is(err, redis.Nil) {
-				return fmt.Errorf("%w: %s", ErrKeyNotFound, idOrKey)
-			}
-			if err != nil {
-				return err
-			}
-			var sk storedKey
-			if err := json.Unmarshal(v, &sk); err != nil {
-				return fmt.Errorf("cannot read account %s: %w", hx[:8], err)
-			}
-			oldEmail := sk.Email
-			write, err := fn(&sk)
-			if err != nil || !write {
-				return err
-			}
-			data, err := json.Marshal(sk)
-			if err != nil {
-				return err
-			}
-			var holder string
-			if oldEmail != "" && !sk.Revoked.IsZero() {
-				holder, _ = tx.Get(ctx, redisMailbox+FoldEmail(oldEmail)).Result()
-			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, redisRecord+hx, data, 0)
-				if holder == sk.ID {
-					p.Del(ctx, redisMailbox+FoldEmail(oldEmail))
-				}
-				publishChange(ctx, p, hx)
-				return nil
-			})
-			return err
-		}, redisRecord+hx)
-		if !errors.Is(err, redis.TxFailedErr) {
-			break
-		}
-	}
-	var re revokedError
-	if err != nil && !errors.Is(err, ErrKeyNotFound) && !errors.As(err, &re) {
-		return s.unavailable("change the key", err)
-	}
-	return err
-}
-
-type revokedError struct{ id string }
-
-func (e revokedError) Error() string { return fmt.Sprintf("key %s is revoked; create a new one", e.id) }
 
 // RevokeKey revokes a key by id (or the key itself); every server refuses
 // it within milliseconds. Revoking a revoked key does nothing.
 func (s *RedisStore) RevokeKey(ctx context.Context, idOrKey string) error {
-	return s.change(ctx, idOrKey, func(sk *storedKey) (bool, error) {
-		if !sk.Revoked.IsZero() {
-			return false, nil
-		}
-		sk.Revoked = s.opt.Now().UTC()
-		return true, nil
-	})
+	return revokeKey(ctx, s, idOrKey)
 }
 
 // SetTier changes the tier of an active key; see Keys.SetTier.
@@ -826,21 +707,12 @@ func (s *RedisStore) SetTier(ctx context.Context, idOrKey string, tier Tier, pai
 	if err := checkGrant(tier, paidUntil); err != nil {
 		return err
 	}
-	return s.change(ctx, idOrKey, func(sk *storedKey) (bool, error) {
-		if !sk.Revoked.IsZero() {
-			return false, revokedError{sk.ID}
-		}
-		sk.Tier, sk.PaidUntil = tier, time.Time{}
-		if !paidUntil.IsZero() {
-			sk.PaidUntil = paidUntil.UTC()
-		}
-		return true, nil
-	})
+	return setTier(ctx, s, idOrKey, tier, paidUntil)
 }
 
 // ListKeys returns every key, oldest first, with its lookups this month
-// as Redis holds them (paid lookups of the last FlushInterval may be
-// missing).
+// as Redis holds them and this server counted (paid lookups of the other
+// servers' last FlushInterval may be missing).
 func (s *RedisStore) ListKeys(ctx context.Context) ([]KeyRecord, error) {
 	hexes, err := s.rdb.ZRange(ctx, redisList, 0, -1).Result()
 	if err != nil {
@@ -885,9 +757,10 @@ func (s *RedisStore) ListKeys(ctx context.Context) ([]KeyRecord, error) {
 			return nil, s.unavailable("list the keys", err)
 		}
 		for j := range got {
-			got[j].Lookups = redisInt(counts[3*j]) + redisInt(counts[3*j+1])
+			n, ms := s.unflushed(got[j].ID, month)
+			got[j].Lookups = redisInt(counts[3*j]) + redisInt(counts[3*j+1]) + n
 			got[j].LookupsAsOf = now.UTC()
-			if ms := redisInt(counts[3*j+2]); ms > 0 {
+			if ms = max(ms, redisInt(counts[3*j+2])); ms > 0 {
 				got[j].LastUsed = time.UnixMilli(ms).UTC()
 			}
 		}

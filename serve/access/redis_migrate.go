@@ -1,6 +1,7 @@
 package access
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -20,14 +21,19 @@ type MigrateReport struct {
 	// Counters is how many counters of the current day (anonymous) and
 	// month (registered and paid keys) were copied.
 	Counters int
+	// Accounts is how many other account entries were copied: pending
+	// sign-up codes, links of Stripe customers and subscriptions to
+	// accounts, and applied billing events.
+	Accounts int
 }
 
 // migrateBatch is how many writes go to Redis in one pipeline.
 const migrateBatch = 1000
 
 // MigrateToRedis copies the embedded store under opt.Dir into dst: every
-// key record with its mailbox, and the counts of the current windows, so
-// that nobody's allowance restarts. The server on opt.Dir must be stopped
+// key record with its mailbox, pending sign-up codes, billing links and
+// applied billing events, and the counts of the current windows, so that
+// nobody's allowance restarts. The server on opt.Dir must be stopped
 // (its databases are opened here). Copying again replaces what the last
 // copy wrote rather than adding to it; counts made in Redis meanwhile are
 // overwritten. Every server on dst drops its cached keys afterwards.
@@ -99,6 +105,33 @@ func MigrateToRedis(ctx context.Context, opt Options, dst *RedisStore) (MigrateR
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return rep, fmt.Errorf("cannot read the account database: %w", err)
+	}
+	// Pending codes and billing state, as they are: a code mailed before
+	// the move still works after it, a subscription's events still find
+	// its account, and an event applied before is not applied again.
+	for _, prefix := range []string{codePrefix, customerPrefix, subPrefix, eventPrefix} {
+		upper := []byte(prefix)
+		upper[len(upper)-1]++
+		it, err := k.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upper})
+		if err != nil {
+			return rep, fmt.Errorf("cannot read the account database: %w", err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				it.Close()
+				return rep, fmt.Errorf("cannot read the account database: %w", err)
+			}
+			pipe.Set(ctx, redisName(string(it.Key())), bytes.Clone(v), 0)
+			rep.Accounts++
+			if err := flush(false); err != nil {
+				it.Close()
+				return rep, err
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return rep, fmt.Errorf("cannot read the account database: %w", err)
+		}
 	}
 	if err := flush(true); err != nil {
 		return rep, err

@@ -381,6 +381,14 @@ func TestMigrateToRedis(t *testing.T) {
 	use(t, emb, mustIdentify(t, emb, "", client), 7)
 	use(t, emb, mustIdentify(t, emb, regKey, client), 30)
 	use(t, emb, mustIdentify(t, emb, paidKey, client), 4)
+	paidRec, _, _ := emb.Account(ctx, paidKey)
+	if _, err := emb.ApplyBilling(ctx, "evt_checkout", BillingChange{AccountID: paidRec.ID, Customer: "cus_1", Subscription: "sub_1", Status: "active"}); err != nil {
+		t.Fatal(err)
+	}
+	su, err := emb.StartSignup(ctx, "bo@example.com", client)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := emb.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -391,8 +399,9 @@ func TestMigrateToRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Keys != 3 || rep.Counters != 3 {
-			t.Fatalf("report %+v, want 3 keys and 3 counters", rep)
+		// The code, the customer, the subscription and the event.
+		if rep.Keys != 3 || rep.Counters != 3 || rep.Accounts != 4 {
+			t.Fatalf("report %+v, want 3 keys, 3 counters and 4 other entries", rep)
 		}
 	}
 	if _, err := s.Identify(ctx, goneKey, client); !errors.Is(err, ErrInvalidKey) {
@@ -418,5 +427,20 @@ func TestMigrateToRedis(t *testing.T) {
 	}
 	if len(recs) != 3 || recs[0].ID != regRec.ID || recs[0].Lookups != 500 || recs[1].Lookups != 4 || recs[0].LastUsed.IsZero() {
 		t.Fatalf("ListKeys = %+v", recs)
+	}
+	// Billing continues: an applied event is not applied again, and the
+	// subscription still finds its account.
+	if applied, err := s.ApplyBilling(ctx, "evt_checkout", BillingChange{AccountID: paidRec.ID}); applied || err != nil {
+		t.Errorf("an event applied before the migration: applied %v, %v", applied, err)
+	}
+	if applied, err := s.ApplyBilling(ctx, "evt_update", BillingChange{Subscription: "sub_1", Status: "past_due"}); !applied || err != nil {
+		t.Errorf("an event of the subscription after the migration: applied %v, %v", applied, err)
+	}
+	if _, b, err := s.Account(ctx, paidKey); err != nil || b.Status != "past_due" || b.Customer != "cus_1" {
+		t.Errorf("billing after the migration: %+v, %v", b, err)
+	}
+	// A code mailed before the migration works after it.
+	if _, rec, err := s.VerifySignup(ctx, "bo@example.com", su.Code); err != nil || rec.Email != "bo@example.com" {
+		t.Errorf("a code mailed before the migration: %+v, %v", rec, err)
 	}
 }

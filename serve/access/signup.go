@@ -85,7 +85,7 @@ func (t *txn) putPending(mailbox string, p pendingCode) error {
 	if err != nil {
 		return err
 	}
-	return t.b.Set([]byte(codePrefix+mailbox), v, nil)
+	return t.kv.set(codePrefix+mailbox, v)
 }
 
 // StartSignup makes a new one-time code for email's mailbox, replacing any
@@ -99,20 +99,42 @@ func (s *Store) StartSignup(ctx context.Context, email string, client netip.Addr
 	if s.closed.Load() {
 		return Signup{}, ErrClosed
 	}
+	return startSignup(ctx, s, email, client)
+}
+
+// accountBackend is where the account rules of this file and billing.go
+// run: the embedded Store or the RedisStore.
+type accountBackend interface {
+	// update runs fn in one transaction: all its writes are applied, or
+	// none (fn may run more than once; each run starts afresh).
+	updater
+	// reserveRegistration takes one of the day's sign-ups of client's
+	// address group (RegistrationsPerAddressPerDay).
+	reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error)
+}
+
+func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
+	return s.keys.update(ctx, fn)
+}
+
+func (s *Store) reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error) {
+	return s.reserve(ckey{kind: kindReg, addr: GroupAddr(client)}, s.opt.Now(), 1,
+		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, ErrTooManyRegistrations)
+}
+
+func startSignup(ctx context.Context, b accountBackend, email string, client netip.Addr) (Signup, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return Signup{}, err
 	}
-	now := s.opt.Now()
-	res, err := s.reserve(ckey{kind: kindReg, addr: GroupAddr(client)}, now, 1,
-		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, ErrTooManyRegistrations)
+	res, err := b.reserveRegistration(ctx, client)
 	if err != nil {
 		return Signup{}, err
 	}
 	defer res.Cancel()
 	mb := FoldEmail(email)
 	su := Signup{Email: email, Code: newCode()}
-	err = s.keys.update(ctx, func(t *txn) error {
+	err = b.update(ctx, func(t *txn) error {
 		p, _, err := t.pending(mb)
 		if err != nil {
 			return err
@@ -152,6 +174,10 @@ func (s *Store) VerifySignup(ctx context.Context, email, code string) (string, K
 	if s.closed.Load() {
 		return "", KeyRecord{}, ErrClosed
 	}
+	return verifySignup(ctx, s, email, code)
+}
+
+func verifySignup(ctx context.Context, b accountBackend, email, code string) (string, KeyRecord, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return "", KeyRecord{}, err
@@ -161,7 +187,8 @@ func (s *Store) VerifySignup(ctx context.Context, email, code string) (string, K
 	h := hashKey(key)
 	var rec KeyRecord
 	wrong := false
-	err = s.keys.update(ctx, func(t *txn) error {
+	err = b.update(ctx, func(t *txn) error {
+		rec, wrong = KeyRecord{}, false
 		p, ok, err := t.pending(mb)
 		if err != nil {
 			return err
@@ -214,13 +241,17 @@ func (s *Store) RotateKey(ctx context.Context, key string) (string, KeyRecord, e
 	if s.closed.Load() {
 		return "", KeyRecord{}, ErrClosed
 	}
+	return rotateKey(ctx, s, key)
+}
+
+func rotateKey(ctx context.Context, b accountBackend, key string) (string, KeyRecord, error) {
 	if !wellFormed(key) {
 		return "", KeyRecord{}, ErrInvalidKey
 	}
 	old := hashKey(key)
 	fresh := newKey()
 	var rec KeyRecord
-	err := s.keys.update(ctx, func(t *txn) error {
+	err := b.update(ctx, func(t *txn) error {
 		sk, ok, err := t.get(old)
 		if err != nil {
 			return err

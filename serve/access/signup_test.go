@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func mustStart(tb testing.TB, s *Store, email string) Signup {
+func mustStart(tb testing.TB, s accountStore, email string) Signup {
 	tb.Helper()
 	su, err := s.StartSignup(ctx, email, mustAddr(tb, "192.0.2.1"))
 	if err != nil {
@@ -15,9 +15,11 @@ func mustStart(tb testing.TB, s *Store, email string) Signup {
 	return su
 }
 
-func TestSignup(t *testing.T) {
-	clk := newClock(t, "2026-11-22T12:00:00Z")
-	s := openStore(t, t.TempDir(), clk)
+func TestSignup(t *testing.T) { forBackends(t, testSignup) }
+
+func testSignup(t *testing.T, b backend) {
+	clk, open := b.start(t)
+	s := open()
 	su := mustStart(t, s, "Ann+kwdata@Example.com")
 	if len(su.Code) != 6 || su.Replaces || su.Email != "ann+kwdata@example.com" || !su.Expires.Equal(clk.Now().Add(CodeTTL)) {
 		t.Fatalf("signup = %+v", su)
@@ -69,9 +71,11 @@ func TestSignup(t *testing.T) {
 	}
 }
 
-func TestSignupCodeLimits(t *testing.T) {
-	clk := newClock(t, "2026-11-22T12:00:00Z")
-	s := openStore(t, t.TempDir(), clk, func(o *Options) { o.RegistrationsPerAddressPerDay = 100 })
+func TestSignupCodeLimits(t *testing.T) { forBackends(t, testSignupCodeLimits) }
+
+func testSignupCodeLimits(t *testing.T, b backend) {
+	clk, open := b.start(t, func(o *Options) { o.RegistrationsPerAddressPerDay = 100 })
+	s := open()
 
 	// Expiry.
 	su := mustStart(t, s, "exp@example.com")
@@ -92,9 +96,8 @@ func TestSignupCodeLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := s.opt.Dir
 	s.Close()
-	s = openStore(t, dir, clk, func(o *Options) { o.RegistrationsPerAddressPerDay = 100 })
+	s = open()
 	if _, _, err := s.VerifySignup(ctx, "try@example.com", wrong); !errors.Is(err, ErrCodeInvalid) {
 		t.Fatal(err)
 	}
@@ -131,9 +134,11 @@ func TestSignupCodeLimits(t *testing.T) {
 	}
 }
 
-func TestSignupPerAddressLimit(t *testing.T) {
-	clk := newClock(t, "2026-11-22T12:00:00Z")
-	s := openStore(t, t.TempDir(), clk)
+func TestSignupPerAddressLimit(t *testing.T) { forBackends(t, testSignupPerAddressLimit) }
+
+func testSignupPerAddressLimit(t *testing.T, b backend) {
+	_, open := b.start(t)
+	s := open()
 	client := mustAddr(t, "2001:db8:5::1")
 	for i, email := range []string{"a@example.com", "b@example.com", "c@example.com"} {
 		if _, err := s.StartSignup(ctx, email, client); err != nil {
@@ -146,11 +151,13 @@ func TestSignupPerAddressLimit(t *testing.T) {
 }
 
 // TestRotateKey: the new key carries the account; the old one is refused.
-func TestRotateKey(t *testing.T) {
-	clk := newClock(t, "2026-11-22T12:00:00Z")
-	s := openStore(t, t.TempDir(), clk)
+func TestRotateKey(t *testing.T) { forBackends(t, testRotateKey) }
+
+func testRotateKey(t *testing.T, b backend) {
+	clk, open := b.start(t)
+	s := open()
 	client := mustAddr(t, "192.0.2.1")
-	until := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	until := clk.Now().AddDate(0, 2, 0)
 	paid, prec := mustCreate(t, s, Paid, until)
 	reg, rrec := mustCreate(t, s, Registered, time.Time{})
 	use(t, s, mustIdentify(t, s, reg, client), 40)
