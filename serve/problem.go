@@ -54,7 +54,7 @@ var problems = map[string]problemInfo{
 	CodeQuotaExhausted:       {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
 	CodeIndexUnavailable:     {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
 	CodeNotReady:             {"Not ready", "The server runs but cannot do its whole job, for example keep lookup counts because its data folder is gone. Its log says why."},
-	CodeAccessUnavailable:    {"Lookup counting unavailable", "The server cannot reach the shared store that counts lookups, so it cannot answer a counted request just now; the request was not counted. Retry after the seconds in the Retry-After header; paid keys the server already knows keep working."},
+	CodeAccessUnavailable:    {"Access store unavailable", "The server cannot reach the shared store that holds keys, accounts and lookup counts, so it cannot answer this request just now; nothing was counted or changed. Retry after the seconds in the Retry-After header; lookups with a paid key the server already knows keep working."},
 	CodeMethodNotAllowed:     {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
 	CodeNotFound:             {"Not found", "No resource lives at this path. The API is under /v1/."},
 	CodeInternal:             {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
@@ -218,7 +218,7 @@ func classify(err error) HTTPError {
 			Header: http.Header{"Retry-After": {"30"}}}
 	case errors.Is(err, ErrAccessUnavailable):
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeAccessUnavailable,
-			Msg: "The server cannot count lookups right now (its access store does not answer); this request was not counted. Retry shortly.", Err: err,
+			Msg: "The server cannot reach its access store (keys, accounts and lookup counts) right now; nothing was counted or changed. Retry shortly.", Err: err,
 			Header: http.Header{"Retry-After": {accessRetryAfter}}}
 	case errors.Is(err, ErrNotReady):
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeNotReady,
