@@ -182,9 +182,9 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, opt.Progress, func(r io.Reader, name string) error {
 			var spillErr error
 			fb := fileBad{add: rep.addBad}
-			st, err := ParseSERPJSONL(r, name, opt.Country, func(keyword string, rows []kw.SERPRow) {
+			st, err := parseEncodedSERPs(r, name, opt.Country, func(keyword, rows []byte) {
 				if spillErr == nil {
-					spillErr = serps.Add(SERP{Keyword: keyword, Rows: rows})
+					spillErr = serps.addEncoded(keyword, rows)
 				}
 			}, fb.bad)
 			if err == nil {

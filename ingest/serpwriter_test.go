@@ -88,7 +88,7 @@ func TestSERPWriterSpillsAndMerges(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			spilled := len(w.runs)
+			spilled := len(w.sorter.runs)
 			res, err := w.Commit(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -125,7 +125,7 @@ func TestSERPWriterAbortRemovesRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(w.runs) == 0 {
+	if len(w.sorter.runs) == 0 {
 		t.Fatal("nothing spilled")
 	}
 	w.Abort()
@@ -148,10 +148,10 @@ func TestSERPWriterDamagedRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if len(w.runs) < 2 {
-				t.Fatalf("spilled %d runs; want at least 2", len(w.runs))
+			if len(w.sorter.runs) < 2 {
+				t.Fatalf("spilled %d runs; want at least 2", len(w.sorter.runs))
 			}
-			name := w.runs[0]
+			name := w.sorter.runs[0]
 			b, err := os.ReadFile(name)
 			if err != nil {
 				t.Fatal(err)

@@ -87,6 +87,11 @@ func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.Ke
 // for more SERPs than fit in memory.
 func WriteSERPs(ctx context.Context, data, country, date string, serps []SERP) (WriteResult, error) {
 	w := NewSERPWriter(data, country, date, math.MaxInt)
-	w.mem = serps
+	defer w.Abort()
+	for _, s := range serps {
+		if err := w.Add(s); err != nil {
+			return WriteResult{}, err
+		}
+	}
 	return w.Commit(ctx)
 }
