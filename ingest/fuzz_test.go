@@ -186,7 +186,7 @@ func FuzzFastURLKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, err := kw.URLKey(s)
-		got, ok := appendURLKey([]byte("prefix"), []byte(s))
+		got, _, ok := appendURLKey([]byte("prefix"), []byte(s))
 		if ok != (err == nil) || (ok && string(got) != "prefix"+want) {
 			t.Fatalf("appendURLKey(%q) = %q, %v; kw.URLKey = %q, %v", s, got, ok, want, err)
 		}

@@ -449,11 +449,12 @@ func (p *serpParser) parseLine(b []byte, res *chunkResult) (isSERP bool, reason 
 	rows, n := p.rowBuf[:0], 0
 	for _, r := range ranked {
 		var ok bool
-		if p.key, ok = appendURLKey(p.key[:0], r.url); !ok {
+		var at int
+		if p.key, at, ok = appendURLKey(p.key[:0], r.url); !ok {
 			res.skipped++
 			continue
 		}
-		rows = appendSERPRow(rows, r.rank, r.url, p.key)
+		rows = appendSERPRow(rows, r.rank, r.url, p.key, at)
 		n++
 	}
 	p.rowBuf = rows

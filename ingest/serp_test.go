@@ -376,8 +376,8 @@ func TestAppendURLKey(t *testing.T) {
 		{"HTTPS://example.com/a", "example.com/a", false},
 		{"https://example.com/a%20b", "example.com/a%20b", false},
 	} {
-		_, fast := appendFastURLKey(nil, []byte(tc.in))
-		got, ok := appendURLKey(nil, []byte(tc.in))
+		_, _, fast := appendFastURLKey(nil, []byte(tc.in))
+		got, _, ok := appendURLKey(nil, []byte(tc.in))
 		if tc.want == "" {
 			if ok || fast {
 				t.Errorf("appendURLKey(%q) = %q; want no key", tc.in, got)
@@ -389,7 +389,7 @@ func TestAppendURLKey(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"https://www.", "https://", "http:///x", ""} {
-		if got, ok := appendURLKey(nil, []byte(bad)); ok {
+		if got, _, ok := appendURLKey(nil, []byte(bad)); ok {
 			t.Errorf("appendURLKey(%q) = %q, want no key", bad, got)
 		}
 	}

@@ -56,7 +56,7 @@ func (w *SERPWriter) Add(s SERP) error {
 	slices.SortStableFunc(s.Rows, func(a, b kw.SERPRow) int { return cmp.Compare(a.Rank, b.Rank) })
 	w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(s.Rows)))
 	for _, r := range s.Rows {
-		w.buf = appendSERPRow(w.buf, r.Rank, r.URL, r.URLKey)
+		w.buf = appendSERPRow(w.buf, r.Rank, r.URL, r.URLKey, -1)
 	}
 	return w.addEncoded([]byte(s.Keyword), w.buf)
 }
@@ -75,12 +75,19 @@ func (w *SERPWriter) addEncoded(keyword, rows []byte) error {
 // URL, stored as a uvarint 2*offset+1 and a uvarint length; else a uvarint
 // 2*length and the key's bytes.
 
-// appendSERPRow appends one encoded row to dst.
-func appendSERPRow[S string | []byte](dst []byte, rank int32, url, key S) []byte {
+// appendSERPRow appends one encoded row to dst. at, if not negative, is
+// where the caller expects key in url, which saves searching for it.
+func appendSERPRow[S string | []byte](dst []byte, rank int32, url, key S, at int) []byte {
 	dst = binary.AppendVarint(dst, int64(rank))
 	dst = binary.AppendUvarint(dst, uint64(len(url)))
 	dst = append(dst, url...)
-	if i := strings.Index(string(url), string(key)); i >= 0 && len(key) > 0 {
+	i := -1
+	if at >= 0 && at+len(key) <= len(url) && string(url[at:at+len(key)]) == string(key) {
+		i = at
+	} else if len(key) > 0 {
+		i = strings.Index(string(url), string(key))
+	}
+	if i >= 0 && len(key) > 0 {
 		dst = binary.AppendUvarint(dst, uint64(2*i+1))
 		return binary.AppendUvarint(dst, uint64(len(key)))
 	}

@@ -10,15 +10,16 @@ import (
 // appendURLKey appends the key of the URL u to dst, kw.URLKey's answer;
 // ok is false when the URL has none. Most result URLs have a plain shape
 // that appendFastURLKey keys without net/url; kw.URLKey decides the rest.
-func appendURLKey(dst, u []byte) (key []byte, ok bool) {
-	if key, ok := appendFastURLKey(dst, u); ok {
-		return key, true
+// at is where in u the key most likely starts (its host), or -1.
+func appendURLKey(dst, u []byte) (key []byte, at int, ok bool) {
+	if key, at, ok := appendFastURLKey(dst, u); ok {
+		return key, at, true
 	}
 	k, err := kw.URLKey(string(u))
 	if err != nil {
-		return dst, false
+		return dst, -1, false
 	}
-	return append(dst, k...), true
+	return append(dst, k...), -1, true
 }
 
 // urlParam is one query parameter of a URL being keyed.
@@ -32,7 +33,7 @@ type urlParam struct{ name, value []byte }
 // and values are unreserved characters; a fragment of printable ASCII
 // without "%". It returns ok false for anything else, leaving dst as it
 // was, and kw.URLKey decides. FuzzFastURLKey checks that the two agree.
-func appendFastURLKey(dst, u []byte) (key []byte, ok bool) {
+func appendFastURLKey(dst, u []byte) (key []byte, at int, ok bool) {
 	var i int
 	switch {
 	case len(u) > 8 && string(u[:8]) == "https://":
@@ -40,12 +41,12 @@ func appendFastURLKey(dst, u []byte) (key []byte, ok bool) {
 	case len(u) > 7 && string(u[:7]) == "http://":
 		i = 7
 	default:
-		return dst, false
+		return dst, -1, false
 	}
 	host := i
 	for ; i < len(u) && !isURLDelim(u[i]) && u[i] != ':'; i++ {
 		if c := u[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
-			return dst, false
+			return dst, -1, false
 		}
 	}
 	hostEnd := i
@@ -55,7 +56,7 @@ func appendFastURLKey(dst, u []byte) (key []byte, ok bool) {
 			j++
 		}
 		if p := string(u[i+1 : j]); p != "443" && p != "80" {
-			return dst, false
+			return dst, -1, false
 		}
 		i = j
 	}
@@ -63,12 +64,12 @@ func appendFastURLKey(dst, u []byte) (key []byte, ok bool) {
 		host += 4
 	}
 	if host == hostEnd {
-		return dst, false // no host: kw.URLKey refuses it
+		return dst, -1, false // no host: kw.URLKey refuses it
 	}
 	path := i
 	for ; i < len(u) && u[i] != '?' && u[i] != '#'; i++ {
 		if !isUnreserved(u[i]) && u[i] != '/' {
-			return dst, false
+			return dst, -1, false
 		}
 	}
 	pathEnd := i
@@ -77,18 +78,18 @@ func appendFastURLKey(dst, u []byte) (key []byte, ok bool) {
 		q := i + 1
 		for i++; i < len(u) && u[i] != '#'; i++ {
 			if !isUnreserved(u[i]) && u[i] != '&' && u[i] != '=' {
-				return dst, false
+				return dst, -1, false
 			}
 		}
 		var ok bool
 		if params, ok = queryParams(u[q:i]); !ok {
-			return dst, false
+			return dst, -1, false
 		}
 	}
 	if i < len(u) { // the fragment, dropped; net/url refuses a bad escape in it
 		for _, c := range u[i+1:] {
 			if c <= ' ' || c >= 0x7f || c == '%' {
-				return dst, false
+				return dst, -1, false
 			}
 		}
 	}
@@ -116,7 +117,7 @@ func appendFastURLKey(dst, u []byte) (key []byte, ok bool) {
 		}
 		dst = append(append(append(dst, p.name...), '='), p.value...)
 	}
-	return dst, true
+	return dst, host, true
 }
 
 // queryParams splits a query of unreserved characters, "&" and "=" into
