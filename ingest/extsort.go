@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/kwdata/kwdata/lake"
@@ -39,9 +41,10 @@ type recordSorter struct {
 	blocks [][]byte // full ones, then the current one last
 	spare  [][]byte // emptied by a spill, for the next records
 	refs   []recordRef
-	size   int      // bytes held in blocks and refs
-	dir    string   // run files, created on the first spill
-	runs   []string // in the order they were spilled
+	merged []recordRef // sort's buffer
+	size   int         // bytes held in blocks and refs
+	dir    string      // run files, created on the first spill
+	runs   []string    // in the order they were spilled
 }
 
 // recordRef locates one record held in memory; seq is its position among
@@ -53,8 +56,9 @@ type recordRef struct {
 	seq        uint32
 }
 
-// refSize is what a recordRef costs, counted in the budget.
-const refSize = 32
+// refSize is what a recordRef costs, counted in the budget: itself and
+// its place in sort's buffer.
+const refSize = 64
 
 // keyPrefix is the first 8 bytes of key as a big-endian number, zero
 // padded: keys compare as their prefixes do, unless the prefixes are equal.
@@ -109,17 +113,45 @@ func (s *recordSorter) payload(r recordRef) []byte {
 	return s.blocks[r.blk][start : start+r.plen]
 }
 
-// sort orders the records in memory by key, then by the order added.
+// compare orders records by key, then by the order added.
+func (s *recordSorter) compare(a, b recordRef) int {
+	if a.prefix != b.prefix {
+		return cmp.Compare(a.prefix, b.prefix)
+	}
+	if c := bytes.Compare(s.key(a), s.key(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// parallelSort is the number of records from which sort uses two
+// goroutines: the sort of a spill or of the last records otherwise runs
+// while every other goroutine waits for it.
+const parallelSort = 1 << 16
+
+// sort orders the records in memory by key, then by the order added: two
+// halves sorted at once, then merged.
 func (s *recordSorter) sort() {
-	slices.SortFunc(s.refs, func(a, b recordRef) int {
-		if a.prefix != b.prefix {
-			return cmp.Compare(a.prefix, b.prefix)
+	n := len(s.refs)
+	if n < parallelSort || runtime.GOMAXPROCS(0) < 2 {
+		slices.SortFunc(s.refs, s.compare)
+		return
+	}
+	a, b := s.refs[:n/2], s.refs[n/2:]
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(a, s.compare) })
+	slices.SortFunc(b, s.compare)
+	wg.Wait()
+	out := slices.Grow(s.merged[:0], n)
+	for len(a) > 0 && len(b) > 0 {
+		if s.compare(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
 		}
-		if c := bytes.Compare(s.key(a), s.key(b)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	}
+	out = append(append(out, a...), b...)
+	s.refs, s.merged = out, s.refs
 }
 
 // spill writes the records in memory as the next sorted run and empties
@@ -167,7 +199,7 @@ func (s *recordSorter) release() error {
 		return nil
 	}
 	err := s.spill()
-	s.blocks, s.spare, s.refs = nil, nil, nil
+	s.blocks, s.spare, s.refs, s.merged = nil, nil, nil, nil
 	return err
 }
 
@@ -199,7 +231,7 @@ func (s *recordSorter) writeRun(name string) error {
 // remove drops everything and removes the run files. It is safe to call
 // more than once.
 func (s *recordSorter) remove() {
-	s.blocks, s.spare, s.refs = nil, nil, nil
+	s.blocks, s.spare, s.refs, s.merged = nil, nil, nil, nil
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 		s.dir = ""
