@@ -13,12 +13,14 @@ import (
 	"github.com/kwdata/kwdata/lake"
 )
 
-// DefaultSpillBytes is the memory a SERPWriter holds SERPs in before it
-// spills them to a sorted run on disk: about 1 GiB of encoded SERPs
-// (about 60 bytes a result row, so some 17M rows), held in large blocks
-// the garbage collector does not scan. A country of 10M keywords (200M
-// result rows) then takes about a dozen runs.
-const DefaultSpillBytes = 1 << 30
+// DefaultSpillBytes is the memory an ingest holds SERPs (or keyword
+// records) in before it spills them to a sorted run on disk: 1.5 GiB of
+// encoded records (a SERP result row takes about 62 bytes), held in large
+// blocks the garbage collector does not scan. The 1M-keyword sample's
+// SERPs (19.2M rows) then never reach the disk, and a country of 10M
+// keywords (192M rows) takes eight runs; the process peaks at about
+// 2.5 GiB either way.
+const DefaultSpillBytes = 3 << 29
 
 // SERPWriter writes the serps partition of one country and date from SERPs
 // added in any order, as an external sort: it holds SERPs, encoded, in
