@@ -29,9 +29,15 @@ type keywordWriter struct {
 	err                 error
 }
 
+// keywordSpillBytes is the default budget of a keywordWriter: two thirds
+// of the SERPs', because the planner reader leaves more garbage behind
+// than the SERP parser (a string a line, numbers and months in blocks),
+// which the garbage collector lets grow to about the live heap.
+const keywordSpillBytes = DefaultSpillBytes * 2 / 3
+
 func newKeywordWriter(data, country, date string, spillBytes int) *keywordWriter {
 	if spillBytes <= 0 {
-		spillBytes = DefaultSpillBytes
+		spillBytes = keywordSpillBytes
 	}
 	return &keywordWriter{data: data, country: country, date: date, drops: map[int]map[string]bool{},
 		sorter: newRecordSorter(data, "keyword-runs-"+country+"-"+date+"-", "keyword", spillBytes)}
