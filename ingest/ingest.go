@@ -58,8 +58,10 @@ type Options struct {
 	// files. Default: none.
 	Progress func(stage string, done, total int64)
 
-	// spillBytes bounds the SERPs held in memory before they are sorted to
-	// disk (0: DefaultSpillBytes). Tests lower it to exercise the merge.
+	// spillBytes bounds the SERPs, and the keyword records, held in memory
+	// before they are sorted to disk (0: DefaultSpillBytes for SERPs, two
+	// thirds of it for keyword records). Tests lower it to exercise the
+	// merge.
 	spillBytes int
 }
 
