@@ -5,7 +5,7 @@ BIN     := bin/kwdata
 # ADDR is where make demo serves: make demo ADDR=127.0.0.1:9090
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve lint
+.PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve bench-ingest bench-ingest-10m lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kwdata
@@ -34,7 +34,7 @@ test-race:
 	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/...
 
 # Every figure is printed beside its baseline, measured in the same run.
-bench: bench-similarity bench-serve
+bench: bench-similarity bench-serve bench-ingest
 
 bench-similarity: build
 	bash similarity/bench.sh $(BIN)
@@ -47,6 +47,18 @@ bench-similarity-10m: build
 
 bench-serve: build
 	bash serve/bench.sh $(BIN)
+
+# kwdata ingest beside DuckDB on the same SERP file, alternating rounds;
+# DuckDB runs where KWDATA_DUCKDB names its Node package (see the script).
+bench-ingest: build
+	bash ingest/bench.sh $(BIN)
+
+# The 10M-keyword ingest, once, planner and SERPs: about 32 GB of disk
+# under KW_BENCH_DIR (default /tmp/kwdata-bench-ingest-10m, kept for
+# re-runs; KW_BENCH_IN reuses sample files already generated).
+bench-ingest-10m: build
+	KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=$${KW_BENCH_RUNS:-0} KW_BENCH_DUCKDB=$${KW_BENCH_DUCKDB:-0} \
+		KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-ingest-10m} bash ingest/bench.sh $(BIN)
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

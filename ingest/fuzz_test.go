@@ -174,3 +174,21 @@ func FuzzSERPFastPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastURLKey checks the parser's URL key shortcut against kw.URLKey,
+// which decides every URL the shortcut declines.
+func FuzzFastURLKey(f *testing.F) {
+	for _, s := range []string{"https://www.Example.com/Shoes/", "http://example.com", "https://WWW.", "https://www.",
+		"https://a.b/c_d~e.f-g//", "http://a.com/b?c", "https://a.com:443/", "https://user@a.com/", "HTTPS://a.com/",
+		"https://www.www.a.com/", "http:///x", "https://-a-.com/%41", "https://a.com:443?b=1&a&utm_x=2&=3#f?g",
+		"http://www.:80/", "https://a.com/x?a=b=c", "https://a.com/#%zz", "https://a.com:/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := kw.URLKey(s)
+		got, _, ok := appendURLKey([]byte("prefix"), []byte(s))
+		if ok != (err == nil) || (ok && string(got) != "prefix"+want) {
+			t.Fatalf("appendURLKey(%q) = %q, %v; kw.URLKey = %q, %v", s, got, ok, want, err)
+		}
+	})
+}

@@ -58,8 +58,10 @@ type Options struct {
 	// files. Default: none.
 	Progress func(stage string, done, total int64)
 
-	// spillBytes bounds the SERPs held in memory before they are sorted to
-	// disk (0: DefaultSpillBytes). Tests lower it to exercise the merge.
+	// spillBytes bounds the SERPs, and the keyword records, held in memory
+	// before they are sorted to disk (0: DefaultSpillBytes for SERPs, two
+	// thirds of it for keyword records). Tests lower it to exercise the
+	// merge.
 	spillBytes int
 }
 
@@ -149,18 +151,25 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	rep := Report{Country: strings.ToUpper(opt.Country), Date: opt.Date}
 	start := time.Now()
 
-	var recs []kw.KeywordRecord
+	// Both partitions are sorted on disk past opt.spillBytes each, so that
+	// a country of tens of millions of keywords fits in a few GiB.
+	keywords := newKeywordWriter(opt.Data, opt.Country, opt.Date, opt.spillBytes)
+	defer keywords.abort()
 	if len(opt.PlannerCSV) > 0 {
+		src := 0
 		err := eachFile(ctx, opt.PlannerCSV, StagePlanner, opt.Progress, func(r io.Reader, name string) error {
 			fb := fileBad{add: rep.addBad}
-			got, st, err := ParsePlanner(r, name, opt.USDRate, fb.bad)
+			st, empty, err := parsePlanner(r, name, opt.USDRate, fb.bad, func(rec *kw.KeywordRecord) error {
+				return keywords.add(rec, src)
+			})
 			if err == nil {
 				err = fb.refuse(name, st)
 			}
 			if err != nil {
 				return err
 			}
-			recs = append(recs, got...)
+			keywords.dropMonths(src, empty)
+			src++
 			rep.KeywordRows += st.Records
 			rep.Summaries += st.Summaries
 			log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad, "summaries", st.Summaries)
@@ -169,22 +178,25 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			}
 			return nil
 		})
+		if err == nil {
+			// Once keywords went to disk, the rest follows them, so that
+			// their memory is free for the SERPs.
+			err = keywords.sorter.release()
+		}
 		if err != nil {
 			return rep, err
 		}
 	}
 
-	// SERPs are sorted on disk past opt.spillBytes, so that a country of
-	// tens of millions of keywords fits in a few GiB.
 	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, opt.spillBytes)
 	defer serps.Abort()
 	if len(opt.SERPJSONL) > 0 {
 		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, opt.Progress, func(r io.Reader, name string) error {
 			var spillErr error
 			fb := fileBad{add: rep.addBad}
-			st, err := ParseSERPJSONL(r, name, opt.Country, func(keyword string, rows []kw.SERPRow) {
+			st, err := parseEncodedSERPs(r, name, opt.Country, func(keyword, rows []byte) {
 				if spillErr == nil {
-					spillErr = serps.Add(SERP{Keyword: keyword, Rows: rows})
+					spillErr = serps.addEncoded(keyword, rows)
 				}
 			}, fb.bad)
 			if err == nil {
@@ -209,13 +221,12 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	}
 
 	if len(opt.PlannerCSV) > 0 {
-		res, err := WriteKeywords(ctx, opt.Data, opt.Country, opt.Date, recs)
+		res, err := keywords.commit(ctx)
 		if err != nil {
 			return rep, err
 		}
 		rep.Keywords, rep.Duplicates = res.Keywords, res.Duplicates
 	}
-	recs = nil
 	if len(opt.SERPJSONL) > 0 {
 		res, err := serps.Commit(ctx)
 		if err != nil {

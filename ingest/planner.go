@@ -238,12 +238,31 @@ type plannerParser struct {
 // is refused with a *FormatError, a row in a currency without a rate with a
 // *CurrencyError; either way no records are returned.
 func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func(BadRow)) ([]kw.KeywordRecord, ParseStats, error) {
-	var st ParseStats
+	var recs []kw.KeywordRecord
+	st, empty, err := parsePlanner(r, name, usdRate, bad, func(rec *kw.KeywordRecord) error {
+		recs = append(recs, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	for i := range recs {
+		recs[i].Monthly = dropMonths(recs[i].Monthly, empty)
+	}
+	return recs, st, nil
+}
+
+// parsePlanner is ParsePlanner handing each record to emit as it is read
+// (emit must copy what it keeps), so that an export of tens of millions of
+// rows is never held whole. The months to drop from every record of the
+// file (see dropMonths) are known only at its end: it returns them, and
+// the caller drops them.
+func parsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func(BadRow), emit func(*kw.KeywordRecord) error) (st ParseStats, empty map[string]bool, err error) {
 	rates := make(map[string]money.Rate, len(usdRate))
 	for cur, f := range usdRate {
 		rt, err := money.NewRate(f)
 		if err != nil {
-			return nil, st, fmt.Errorf("cannot use USD rate of %s: %w", cur, err)
+			return st, nil, fmt.Errorf("cannot use USD rate of %s: %w", cur, err)
 		}
 		rates[strings.ToUpper(strings.TrimSpace(cur))] = rt
 	}
@@ -255,11 +274,11 @@ func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 		line, tooLong, err := lr.next()
 		switch {
 		case errors.Is(err, io.EOF):
-			return nil, st, plannerFormat(name)
+			return st, nil, plannerFormat(name)
 		case err != nil:
-			return nil, st, fmt.Errorf("cannot read %s: %w", name, err)
+			return st, nil, fmt.Errorf("cannot read %s: %w", name, err)
 		case lr.n > maxPreambleLines:
-			return nil, st, plannerFormat(name)
+			return st, nil, plannerFormat(name)
 		case tooLong:
 			continue
 		}
@@ -270,11 +289,10 @@ func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 	if p.cols.volume < 0 && p.cols.minVolume < 0 {
 		// Without volumes every record would be a bare keyword; an export
 		// of some other report is refused instead.
-		return nil, st, &FormatError{File: name, Format: "a Keyword Planner export",
+		return st, nil, &FormatError{File: name, Format: "a Keyword Planner export",
 			Expected: fmt.Sprintf("a header row with an %q column; the one at line %d has none", colVolume, lr.n)}
 	}
 
-	var recs []kw.KeywordRecord
 	var cells []string
 	reject := func(line int, reason string) {
 		st.Lines++
@@ -289,7 +307,7 @@ func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 			break
 		}
 		if err != nil {
-			return nil, st, fmt.Errorf("cannot read %s: %w", name, err)
+			return st, nil, fmt.Errorf("cannot read %s: %w", name, err)
 		}
 		if tooLong {
 			reject(lr.n, fmt.Sprintf("line is longer than %d bytes", maxPlannerLine))
@@ -306,7 +324,7 @@ func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 		}
 		rec, reason, err := p.row(cells, lr.n)
 		if err != nil {
-			return nil, st, err
+			return st, nil, err
 		}
 		if reason != "" {
 			reject(lr.n, reason)
@@ -314,38 +332,47 @@ func ParsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 		}
 		st.Lines++
 		st.Records++
-		recs = append(recs, rec)
+		if err := emit(&rec); err != nil {
+			return st, nil, err
+		}
 	}
-	p.dropEmptyMonths(recs)
-	return recs, st, nil
+	return st, p.emptyMonths(), nil
 }
 
-// dropEmptyMonths removes, from every record, the months of columns that no
-// row has a value in: the export lists the month but has no data for it
-// (a year of empty "Searches:" columns is common), which is not the same as
-// a month the planner reports no value for beside months it does.
-func (p *plannerParser) dropEmptyMonths(recs []kw.KeywordRecord) {
-	empty := map[string]bool{}
+// emptyMonths returns the months of columns that no row has a value in:
+// the export lists the month but has no data for it (a year of empty
+// "Searches:" columns is common), which is not the same as a month the
+// planner reports no value for beside months it does. They are dropped
+// from every record of the file.
+func (p *plannerParser) emptyMonths() map[string]bool {
+	var empty map[string]bool
 	for _, mc := range p.cols.months {
 		if !mc.seen {
+			if empty == nil {
+				empty = map[string]bool{}
+			}
 			empty[mc.month] = true
 		}
 	}
-	if len(empty) == 0 {
-		return
+	return empty
+}
+
+// dropMonths returns m without the months in drop (nil when none is
+// left), reusing m's array.
+func dropMonths(m []kw.MonthlySearches, drop map[string]bool) []kw.MonthlySearches {
+	if len(drop) == 0 {
+		return m
 	}
-	for i := range recs {
-		m := recs[i].Monthly[:0]
-		for _, x := range recs[i].Monthly {
-			if !empty[x.Month] {
-				m = append(m, x)
-			}
+	out := m[:0]
+	for _, x := range m {
+		if !drop[x.Month] {
+			out = append(out, x)
 		}
-		if len(m) == 0 {
-			m = nil
-		}
-		recs[i].Monthly = m
 	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // decodePlanner decodes an export to UTF-8: by its byte order mark, else

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,27 @@ func (r *rank) UnmarshalJSON(b []byte) error {
 // lines, hold no SERP object is refused with a *FormatError, and then
 // neither emit nor bad has been called.
 func ParseSERPJSONL(r io.Reader, name, country string, emit func(keyword string, rows []kw.SERPRow), bad func(BadRow)) (ParseStats, error) {
+	var decodeErr error
+	st, err := parseEncodedSERPs(r, name, country, func(key, payload []byte) {
+		if emit == nil || decodeErr != nil {
+			return
+		}
+		k := string(key)
+		rows, err := decodeSERP(k, payload)
+		if err != nil {
+			decodeErr = err // cannot happen: the parser encoded it
+			return
+		}
+		emit(k, rows)
+	}, bad)
+	return st, errors.Join(err, decodeErr)
+}
+
+// parseSERPs is ParseSERPJSONL with each SERP handed to emit encoded, as
+// SERPWriter holds it: the keyword and the rows (see appendSERPRow), which
+// are valid only during the call. Ingest takes this path: the parse
+// goroutines encode, and no row becomes strings until it is written.
+func parseEncodedSERPs(r io.Reader, name, country string, emit func(keyword, rows []byte), bad func(BadRow)) (ParseStats, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
@@ -128,7 +150,7 @@ func ParseSERPJSONL(r io.Reader, name, country string, emit func(keyword string,
 	for c := range order {
 		res := <-c.res
 		st.Lines += res.lines
-		st.Records += len(res.serps)
+		st.Records += res.records
 		st.Bad += len(res.bad)
 		st.SkippedResults += res.skipped
 		st.Truncated += res.truncated
@@ -149,12 +171,16 @@ func ParseSERPJSONL(r io.Reader, name, country string, emit func(keyword string,
 		for _, b := range res.bad {
 			callBad(bad, b)
 		}
-		for _, s := range res.serps {
-			st.Rows += len(s.Rows)
+		st.Rows += res.rows
+		for enc := res.enc; len(enc) > 0; {
+			var key, payload []byte
+			key, enc = cutRecord(enc)
+			payload, enc = cutRecord(enc)
 			if emit != nil {
-				emit(s.Keyword, s.Rows)
+				emit(key, payload)
 			}
 		}
+		putEncBuf(res.enc)
 	}
 	cancel()
 	wg.Wait()
@@ -184,7 +210,8 @@ type serpChunk struct {
 
 // chunkResult is what a parse goroutine made of a chunk.
 type chunkResult struct {
-	serps              []SERP
+	enc                []byte // the SERPs, each a record (appendRecord) of its keyword and one of its rows
+	records, rows      int
 	bad                []BadRow
 	lines              int
 	skipped, truncated int
@@ -200,6 +227,24 @@ func getChunkBuf(n int) []byte {
 		return make([]byte, n)
 	}
 	return (*chunkPool.Get().(*[]byte))[:chunkSize]
+}
+
+// encPool holds the buffers of encoded SERPs that parse goroutines fill
+// and the reading goroutine empties: reused, they leave the garbage
+// collector little to do while the SERPs held grow.
+var encPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// getEncBuf returns an empty buffer for the SERPs of n bytes of JSON,
+// which encoded take about two thirds of that.
+func getEncBuf(n int) []byte {
+	b := *encPool.Get().(*[]byte)
+	return slices.Grow(b[:0], n*3/4)
+}
+
+func putEncBuf(b []byte) {
+	if cap(b) > 0 {
+		encPool.Put(&b)
+	}
 }
 
 // firstChunk is the size of the first chunk; chunks double from it up to
@@ -298,9 +343,7 @@ type serpParser struct {
 	country, name string
 	line          serpLine // encoding/json's target, reused
 	ranked        []rankedResult
-	slab          []kw.SERPRow
-	urls          map[string]resolvedURL
-	chunkLen      int // length of the chunk being parsed
+	rowBuf, key   []byte // the line's encoded rows; a URL key
 
 	// The line being parsed, as fast or slow decoded it; slices point into
 	// the line or into line.
@@ -324,7 +367,7 @@ func (p *serpParser) parse(c *serpChunk) chunkResult {
 		return res
 	}
 	data, line := c.data, c.line
-	p.chunkLen = len(data)
+	res.enc = getEncBuf(len(data))
 	if line == 1 {
 		data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	}
@@ -342,7 +385,7 @@ func (p *serpParser) parse(c *serpChunk) chunkResult {
 			continue
 		}
 		res.lines++
-		s, isSERP, reason := p.parseLine(b, &res)
+		isSERP, reason := p.parseLine(b, &res)
 		if isSERP {
 			res.found = true
 		} else if !res.found {
@@ -350,34 +393,34 @@ func (p *serpParser) parse(c *serpChunk) chunkResult {
 		}
 		if reason != "" {
 			res.bad = append(res.bad, BadRow{File: p.name, Line: n, Reason: reason})
-			continue
 		}
-		res.serps = append(res.serps, s)
 	}
 	return res
 }
 
-// parseLine parses one non-blank line. isSERP says whether it is a JSON
-// object with a keyword, which is what tells SERP JSONL from other files.
-func (p *serpParser) parseLine(b []byte, res *chunkResult) (s SERP, isSERP bool, reason string) {
+// parseLine parses one non-blank line and appends its SERP to res.enc.
+// isSERP says whether it is a JSON object with a keyword, which is what
+// tells SERP JSONL from other files.
+func (p *serpParser) parseLine(b []byte, res *chunkResult) (isSERP bool, reason string) {
 	if b[0] != '{' {
-		return s, false, "not a JSON object"
+		return false, "not a JSON object"
 	}
 	// fast cannot tell a missing rank (ranked by position) from an invalid
 	// one (skipped); slow decides lines that have either.
 	if !p.fast(b) || p.unranked() {
 		if reason := p.slow(b); reason != "" {
-			return s, false, reason
+			return false, reason
 		}
 	}
 	if !p.hasKeyword {
-		return s, false, `no "keyword"`
+		return false, `no "keyword"`
 	}
-	if s.Keyword, reason = normalizeKeyword(string(p.keyword)); reason != "" {
-		return s, true, reason
+	keyword, reason := normalizeKeyword(string(p.keyword))
+	if reason != "" {
+		return true, reason
 	}
 	if c := bytes.TrimSpace(p.countryVal); len(c) > 0 && p.country != "" && !bytes.EqualFold(c, []byte(p.country)) {
-		return s, true, fmt.Sprintf("country %s in a %s run", strings.ToLower(string(c)), strings.ToLower(p.country))
+		return true, fmt.Sprintf("country %s in a %s run", strings.ToLower(string(c)), strings.ToLower(p.country))
 	}
 
 	ranked := p.ranked[:0]
@@ -403,18 +446,44 @@ func (p *serpParser) parseLine(b []byte, res *chunkResult) (s SERP, isSERP bool,
 		res.truncated += len(ranked) - kw.MaxRank
 		ranked = ranked[:kw.MaxRank]
 	}
-	rows := p.rows(len(ranked))
+	rows, n := p.rowBuf[:0], 0
 	for _, r := range ranked {
-		u := p.resolve(r.url)
-		if !u.ok {
+		var ok bool
+		var at int
+		if p.key, at, ok = appendURLKey(p.key[:0], r.url); !ok {
 			res.skipped++
 			continue
 		}
-		rows = append(rows, kw.SERPRow{Keyword: s.Keyword, Rank: r.rank, URL: u.url, URLKey: u.key})
+		rows = appendSERPRow(rows, r.rank, r.url, p.key, at)
+		n++
 	}
-	p.slab = p.slab[len(rows):]
-	s.Rows = rows
-	return s, true, ""
+	p.rowBuf = rows
+	res.enc = appendRecord(res.enc, keyword)
+	res.enc = binary.AppendUvarint(res.enc, uint64(uvarintLen(uint64(n))+len(rows)))
+	res.enc = binary.AppendUvarint(res.enc, uint64(n))
+	res.enc = append(res.enc, rows...)
+	res.records++
+	res.rows += n
+	return true, ""
+}
+
+// appendRecord appends b with its uvarint length before it.
+func appendRecord[S string | []byte](dst []byte, b S) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+}
+
+// cutRecord splits what appendRecord wrote off the front of enc.
+func cutRecord(enc []byte) (b, rest []byte) {
+	n, k := binary.Uvarint(enc)
+	return enc[k : k+int(n)], enc[k+int(n):]
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 // unranked reports whether a result of the line lacks a valid rank.
@@ -452,52 +521,6 @@ func (p *serpParser) slow(b []byte) (reason string) {
 		p.results = append(p.results, rawResult{rank: r.Rank, url: []byte(r.URL)})
 	}
 	return ""
-}
-
-// resolvedURL is a result URL with its key, shared by the rows that
-// repeat it.
-type resolvedURL struct {
-	url, key string
-	ok       bool // the URL has a key
-}
-
-// maxURLCache bounds the URLs a parse goroutine remembers; popular URLs
-// come back soon after the cache is emptied.
-const maxURLCache = 1 << 20
-
-// resolve returns the URL as a string and its kw.URLKey. Results repeat
-// URLs a lot (popular sites rank for many keywords), so one string and
-// one key computation serve every repetition the cache catches.
-func (p *serpParser) resolve(b []byte) resolvedURL {
-	if u, ok := p.urls[string(b)]; ok {
-		return u
-	}
-	if p.urls == nil || len(p.urls) >= maxURLCache {
-		// Sized for a full chunk of a large file: growing the map from
-		// small costs more than parsing; small inputs get a small map.
-		p.urls = make(map[string]resolvedURL, min(1<<16, p.chunkLen/64))
-	}
-	u := resolvedURL{url: string(b)}
-	key, err := kw.URLKey(u.url)
-	if err == nil {
-		// The key is most often a substring of the URL; sharing it saves
-		// an allocation.
-		if i := strings.Index(u.url, key); i >= 0 {
-			key = u.url[i : i+len(key)]
-		}
-		u.key, u.ok = key, true
-	}
-	p.urls[u.url] = u
-	return u
-}
-
-// rows returns an empty slice with room for n rows, carved from a shared
-// slab.
-func (p *serpParser) rows(n int) []kw.SERPRow {
-	if len(p.slab) < n {
-		p.slab = make([]kw.SERPRow, max(n, 64*kw.MaxRank))
-	}
-	return p.slab[:0:n]
 }
 
 // parseRank accepts a positive integer rank, also written as 3.0.

@@ -351,3 +351,46 @@ func TestParseSERPJSONLFixture(t *testing.T) {
 		t.Errorf("bad = %v, skipped %d; want lines 3 and 4, one skipped result", bad, st.SkippedResults)
 	}
 }
+
+func TestAppendURLKey(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		fast     bool // the shortcut decides it, without net/url
+	}{
+		{"https://www.Example.com/Shoes/", "example.com/Shoes", true},
+		{"http://example.com", "example.com/", true},
+		{"https://example.com/", "example.com/", true},
+		{"https://WWW.EXAMPLE.COM//a//", "example.com//a", true},
+		{"https://www.www.example.com/a", "www.example.com/a", true},
+		{"https://a.b/c_d~e.f-g", "a.b/c_d~e.f-g", true},
+		{"https://example.com:443/a", "example.com/a", true},
+		{"http://example.com:80", "example.com/", true},
+		{"https://example.com:8080/a", "example.com:8080/a", false},
+		{"https://example.com/a?b=2&a=1&&a=0&c", "example.com/a?a=0&a=1&b=2&c=", true},
+		{"https://example.com/a/?utm_source=x&GCLID=1&fbclid=2&msclkid=3#top", "example.com/a", true},
+		{"https://example.com/a#x?y", "example.com/a", true},
+		{"https://example.com/a#%zz", "", false},
+		{"https://example.com/a?b=c=d", "example.com/a?b=c%3Dd", false},
+		{"https://example.com/a?q=running+shoes", "example.com/a?q=running+shoes", false},
+		{"example.com/a", "example.com/a", false},
+		{"HTTPS://example.com/a", "example.com/a", false},
+		{"https://example.com/a%20b", "example.com/a%20b", false},
+	} {
+		_, _, fast := appendFastURLKey(nil, []byte(tc.in))
+		got, _, ok := appendURLKey(nil, []byte(tc.in))
+		if tc.want == "" {
+			if ok || fast {
+				t.Errorf("appendURLKey(%q) = %q; want no key", tc.in, got)
+			}
+			continue
+		}
+		if !ok || string(got) != tc.want || fast != tc.fast {
+			t.Errorf("appendURLKey(%q) = %q, %v (fast %v); want %q (fast %v)", tc.in, got, ok, fast, tc.want, tc.fast)
+		}
+	}
+	for _, bad := range []string{"https://www.", "https://", "http:///x", ""} {
+		if got, _, ok := appendURLKey(nil, []byte(bad)); ok {
+			t.Errorf("appendURLKey(%q) = %q, want no key", bad, got)
+		}
+	}
+}

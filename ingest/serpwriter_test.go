@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -88,7 +89,7 @@ func TestSERPWriterSpillsAndMerges(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			spilled := len(w.runs)
+			spilled := len(w.sorter.runs)
 			res, err := w.Commit(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -125,7 +126,7 @@ func TestSERPWriterAbortRemovesRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(w.runs) == 0 {
+	if len(w.sorter.runs) == 0 {
 		t.Fatal("nothing spilled")
 	}
 	w.Abort()
@@ -148,10 +149,10 @@ func TestSERPWriterDamagedRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if len(w.runs) < 2 {
-				t.Fatalf("spilled %d runs; want at least 2", len(w.runs))
+			if len(w.sorter.runs) < 2 {
+				t.Fatalf("spilled %d runs; want at least 2", len(w.sorter.runs))
 			}
-			name := w.runs[0]
+			name := w.sorter.runs[0]
 			b, err := os.ReadFile(name)
 			if err != nil {
 				t.Fatal(err)
@@ -249,5 +250,38 @@ func TestSERPWriterLastNonEmptyWins(t *testing.T) {
 				t.Errorf("partition\n got %+v\nwant %+v", got, want)
 			}
 		})
+	}
+}
+
+// A SERP payload decodes to the rows encoded, whether the key is a part
+// of the URL or not, and whatever the hint of where it is; a cut one is an
+// error.
+func TestSERPPayloadRoundTrip(t *testing.T) {
+	rows := []kw.SERPRow{
+		{Rank: 1, URL: "https://www.a.com/x/", URLKey: "a.com/x"},
+		{Rank: 2, URL: "https://A.com/", URLKey: "a.com/"},
+		{Rank: 3, URL: "https://b.com/?z=1&a=2", URLKey: "b.com/?a=2&z=1"},
+		{Rank: -7, URL: "", URLKey: ""},
+	}
+	for _, at := range []int{-1, 0, 8, 12, 1000} {
+		p := binary.AppendUvarint(nil, uint64(len(rows)))
+		for _, r := range rows {
+			p = appendSERPRow(p, r.Rank, r.URL, r.URLKey, at)
+		}
+		got, err := decodeSERP("k", p)
+		if err != nil || len(got) != len(rows) {
+			t.Fatalf("at %d: decoded %d rows, %v", at, len(got), err)
+		}
+		for i, r := range rows {
+			r.Keyword = "k"
+			if got[i] != r {
+				t.Errorf("at %d: row %d = %+v, want %+v", at, i, got[i], r)
+			}
+		}
+		for cut := range len(p) {
+			if _, err := decodeSERP("k", p[:cut]); err == nil {
+				t.Fatalf("at %d: payload cut to %d of %d bytes decoded", at, cut, len(p))
+			}
+		}
 	}
 }

@@ -2,13 +2,9 @@ package ingest
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/lake"
 )
 
 // SERP is one keyword's organic results in one country, as every SERP
@@ -32,50 +28,16 @@ const writeBatch = 64 * 1024
 // atomically, replacing a partition of the same date. It keeps one record
 // a keyword: the one with the largest volume (a row without one counts
 // below a volume of 0), the first in recs on ties;
-// rows are written sorted by keyword (byte order). recs is reordered and
-// reused in place; callers must not use it afterwards.
+// rows are written sorted by keyword (byte order). recs is not changed.
 func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.KeywordRecord) (WriteResult, error) {
-	slices.SortStableFunc(recs, func(a, b kw.KeywordRecord) int { return strings.Compare(a.Keyword, b.Keyword) })
-	out := recs[:0]
-	for i := 0; i < len(recs); {
-		best, j := i, i+1
-		for ; j < len(recs) && recs[j].Keyword == recs[i].Keyword; j++ {
-			if kw.MoreVolume(recs[j].Volume, recs[best].Volume) {
-				best = j
-			}
+	w := newKeywordWriter(data, country, date, math.MaxInt)
+	defer w.abort()
+	for i := range recs {
+		if err := w.add(&recs[i], 0); err != nil {
+			return WriteResult{}, err
 		}
-		r := recs[best]
-		// A source without change figures (the Google Ads API gives only
-		// the series) gets them from its series; the planner export states
-		// or computes its own, and its "--" stays null.
-		if r.Source != SourcePlanner && r.YoYChange == nil && r.ThreeMonthChange == nil {
-			r.YoYChange, r.ThreeMonthChange = kw.Changes(r.Monthly)
-		}
-		out = append(out, r)
-		i = j
 	}
-	res := WriteResult{Keywords: len(out), Rows: len(out), Duplicates: len(recs) - len(out)}
-	clear(recs[len(out):]) // drop references the partition does not need
-	w, err := lake.Create[kw.KeywordRecord](data, kw.DatasetKeywords, country, date)
-	if err != nil {
-		return res, fmt.Errorf("cannot write keywords of %s: %w", country, err)
-	}
-	for len(out) > 0 {
-		if err := ctx.Err(); err != nil {
-			w.Abort()
-			return res, err
-		}
-		n := min(len(out), writeBatch)
-		if err := w.Write(out[:n]...); err != nil {
-			w.Abort()
-			return res, fmt.Errorf("cannot write keywords of %s: %w", country, err)
-		}
-		out = out[n:]
-	}
-	if err := w.Commit(); err != nil {
-		return res, fmt.Errorf("cannot write keywords of %s: %w", country, err)
-	}
-	return res, nil
+	return w.commit(ctx)
 }
 
 // WriteSERPs writes serps as the serps partition of country and date,
@@ -87,6 +49,11 @@ func WriteKeywords(ctx context.Context, data, country, date string, recs []kw.Ke
 // for more SERPs than fit in memory.
 func WriteSERPs(ctx context.Context, data, country, date string, serps []SERP) (WriteResult, error) {
 	w := NewSERPWriter(data, country, date, math.MaxInt)
-	w.mem = serps
+	defer w.Abort()
+	for _, s := range serps {
+		if err := w.Add(s); err != nil {
+			return WriteResult{}, err
+		}
+	}
 	return w.Commit(ctx)
 }

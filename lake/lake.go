@@ -99,25 +99,30 @@ func (w *Writer[T]) roll() error {
 	if err := w.closeFile(); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(w.stage, fmt.Sprintf("part-%05d.parquet", w.files)))
+	f, pw, err := w.nextFile()
 	if err != nil {
-		return fmt.Errorf("cannot create partition file: %w", err)
+		return err
 	}
-	w.file, w.files, w.rows = f, w.files+1, 0
-	w.pw = parquet.NewGenericWriter[T](f,
-		parquet.Compression(&parquet.Zstd),
-		parquet.MaxRowsPerRowGroup(rowsPerGroup),
-		parquet.CreatedBy("kwdata", "1", ""),
-	)
+	w.file, w.pw, w.rows = f, pw, 0
 	return nil
 }
 
-func (w *Writer[T]) closeFile() error {
-	if w.pw == nil {
-		return nil
+// nextFile creates the partition's next file in the staging folder.
+func (w *Writer[T]) nextFile() (*os.File, *parquet.GenericWriter[T], error) {
+	f, err := os.Create(filepath.Join(w.stage, fmt.Sprintf("part-%05d.parquet", w.files)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot create partition file: %w", err)
 	}
-	pw, f := w.pw, w.file
-	w.pw, w.file = nil, nil
+	w.files++
+	return f, parquet.NewGenericWriter[T](f,
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(rowsPerGroup),
+		parquet.CreatedBy("kwdata", "1", ""),
+	), nil
+}
+
+// finishFile writes the footer of a file and syncs and closes it.
+func finishFile[T any](f *os.File, pw *parquet.GenericWriter[T]) error {
 	if err := pw.Close(); err != nil {
 		f.Close()
 		return fmt.Errorf("cannot finish %s: %w", f.Name(), err)
@@ -129,12 +134,21 @@ func (w *Writer[T]) closeFile() error {
 	return f.Close()
 }
 
+func (w *Writer[T]) closeFile() error {
+	if w.pw == nil {
+		return nil
+	}
+	pw, f := w.pw, w.file
+	w.pw, w.file = nil, nil
+	return finishFile(f, pw)
+}
+
 // Commit finishes the partition and renames it into place, replacing the
 // partition of the same dataset, country and date if one exists. A partition
 // with no rows still gets one (empty) file, so readers can tell "ran and
 // found nothing" from "never ran".
 func (w *Writer[T]) Commit() error {
-	if w.pw == nil {
+	if w.pw == nil && w.files == 0 {
 		if err := w.roll(); err != nil {
 			w.Abort()
 			return err
