@@ -63,13 +63,17 @@ func showRow(r kw.RelatedRow) string {
 // heavy hubs, ties in overlap and in closeness, tiny, empty and duplicated
 // SERPs, under hub cut-offs from "no hubs" to "almost every URL a hub".
 func TestComputeMatchesBrute(t *testing.T) {
-	hubSettings := []struct{ minDF, maxHubs int }{
-		{0, -1},  // no hubs: light counting only
-		{2, 1},   // one hub
-		{3, 7},   // a few hubs
-		{2, 70},  // a two-word mask
-		{2, 256}, // nearly every URL is a hub: the H walk does most work
-		{0, 0},   // the production cut-off
+	hubSettings := []struct{ minDF, maxHubs, midMinDF int }{
+		{0, -1, -1}, // no hubs, no mid tier: light counting only
+		{2, 1, -1},  // one hub
+		{3, 7, -1},  // a few hubs
+		{2, 70, -1}, // a two-word mask
+		{2, 256, 0}, // nearly every URL is a hub: the H walk does most work
+		{0, 0, 0},   // the production cut-offs
+		{0, -1, 2},  // no hubs, every shared URL mid: clusters count it all
+		{3, 7, 2},   // hubs and mid URLs
+		{9, 20, 3},  // hubs past the cap are mid, mid URLs from df 3
+		{0, 0, 1},   // every non-hub URL mid, unique ones too
 	}
 	seeds := 40
 	if testing.Short() {
@@ -92,9 +96,9 @@ func TestComputeMatchesBrute(t *testing.T) {
 		}
 		wantRel, wantInt := Brute(kws, serps, opt)
 		for _, hs := range hubSettings {
-			t.Run(fmt.Sprintf("seed%d/n%d/hubs%d-%d", seed, n, hs.minDF, hs.maxHubs), func(t *testing.T) {
+			t.Run(fmt.Sprintf("seed%d/n%d/hubs%d-%d/mid%d", seed, n, hs.minDF, hs.maxHubs, hs.midMinDF), func(t *testing.T) {
 				o := opt
-				o.hubMinDF, o.maxHubs = hs.minDF, hs.maxHubs
+				o.hubMinDF, o.maxHubs, o.midMinDF = hs.minDF, hs.maxHubs, hs.midMinDF
 				o.Workers, o.BatchSize = 1+seed%3, 1+rng.IntN(50)
 				gotRel, gotInt, err := Compute(context.Background(), kws, serps, o)
 				if err != nil {
