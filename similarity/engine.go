@@ -61,6 +61,15 @@ import (
 // a keyword still unassigned at its turn leads, and assigns its unassigned
 // followers, exactly as the definition reads.
 //
+// Mid URLs (df ≥ midMinDF, not hubs) count as light in all of the above,
+// but are walked per cluster: URLs whose postings start and end at the
+// same keywords share a cluster of up to 64, every keyword holds a bit
+// mask per cluster it meets, and the L pass adds popcount(mask(k) &
+// mask(c)) for each posting of k's clusters. That is exactly the number
+// of mid URLs k and c share, however the URLs were clustered; a topic's
+// URLs, held by the same keywords, then cost one posting walk instead of
+// one per URL.
+//
 // Cost: the L pass costs Σ over light URLs of df², which the hub cut keeps
 // near-linear (the heaviest light URL has df < hubMinDF, hubMinDF ≈ √N/2),
 // plus one read of a two-byte kmeta per distinct L candidate; its mask and
