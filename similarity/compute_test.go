@@ -204,6 +204,39 @@ func TestComputeMatchesBruteRealistic(t *testing.T) {
 	}
 }
 
+// TestComputeMatchesBruteShapes runs the oracle on both benchmark shapes
+// (the default and the long URL tail with heavier hubs) under cut-offs
+// that put many URLs in each tier: hubs, mid clusters and light postings.
+func TestComputeMatchesBruteShapes(t *testing.T) {
+	n := 2500
+	if testing.Short() {
+		n = 1200
+	}
+	shapes := []struct {
+		name string
+		gen  func(uint64, int) ([]Keyword, [][]string)
+	}{{"default", realisticCorpus}, {"tail", tailCorpus}}
+	for _, sh := range shapes {
+		kws, serps := sh.gen(9, n)
+		wantRel, wantInt := Brute(kws, serps, Options{})
+		for _, cut := range []struct{ hubMinDF, maxHubs, midMinDF int }{
+			{0, 0, 0},   // production
+			{30, 0, 4},  // topic URLs mid, heavy hubs
+			{6, 40, 2},  // small hubs, nearly every shared URL mid
+			{0, -1, -1}, // no tiers: light counting only
+		} {
+			t.Run(fmt.Sprintf("%s/hubs%d-%d/mid%d", sh.name, cut.hubMinDF, cut.maxHubs, cut.midMinDF), func(t *testing.T) {
+				opt := Options{hubMinDF: cut.hubMinDF, maxHubs: cut.maxHubs, midMinDF: cut.midMinDF, Workers: 2, BatchSize: 97}
+				gotRel, gotInt, err := Compute(context.Background(), kws, serps, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				diff(t, wantRel, gotRel, wantInt, gotInt)
+			})
+		}
+	}
+}
+
 func TestComputeProgressAndCancel(t *testing.T) {
 	kws, serps := realisticCorpus(2, 3000)
 	var calls, last int
