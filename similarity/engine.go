@@ -72,7 +72,7 @@ import (
 //
 // Cost: the L pass costs Σ over light URLs of df², which the hub cut keeps
 // near-linear (the heaviest light URL has df < hubMinDF, hubMinDF ≈ √N/2),
-// plus one read of a six-byte kmeta per distinct L candidate; its mask and
+// plus one read of a two-byte kmeta per distinct L candidate; its mask and
 // volume are read only when bounds say it might rank or be same-intent. The H search runs only for
 // keywords whose top-K is short of overlap above their hub count, and visits
 // the groups meeting its mask plus the few members walked near its volume.
@@ -289,17 +289,9 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	e.meta = make([]kmeta, n)
 	for r := range n {
 		m := &e.meta[r]
-		m.lv = uint16(logVolSteps * math.Log2(float64(e.vol[r])))
+		m.lv = uint8(logVolSteps * math.Log2(float64(e.vol[r])))
 		if e.w > 0 {
-			mr := e.mask[r*e.w : r*e.w+e.w]
-			m.hc = uint8(min(255, shared(mr, mr)))
-			if m.hc <= uint8(len(m.hub)) {
-				j := 0
-				forBits(mr, func(b int) {
-					m.hub[j] = uint8(b)
-					j++
-				})
-			}
+			m.hc = uint8(min(255, shared(e.mask[r*e.w:r*e.w+e.w], e.mask[r*e.w:r*e.w+e.w])))
 		}
 	}
 	e.buildGroups()
@@ -385,14 +377,11 @@ func (e *engine) buildClusters(mOff, mURL []uint32, span [][2]uint32) {
 }
 
 // kmeta is what the light pass reads of every candidate before deciding
-// whether it needs the candidate's mask and volume: six bytes, in one
-// cache line, where the mask and the volume are two more random reads.
-// A keyword with at most two hubs (most of them) has them listed here,
-// which gives its hub overlap with any k from k's own mask, exactly.
+// whether it needs the candidate's mask and volume: two bytes, so the whole
+// array stays in cache where masks and volumes do not.
 type kmeta struct {
-	lv  uint16   // floor(logVolSteps·log₂(smoothed volume))
-	hc  uint8    // number of hubs, capped at 255 ("255 or more")
-	hub [2]uint8 // the hubs' bits, when hc ≤ 2 (hubs number at most 256)
+	hc uint8 // number of hubs, capped at 255 ("255 or more")
+	lv uint8 // floor(logVolSteps·log₂(smoothed volume))
 }
 
 func absDiff(a, b int32) int32 {
@@ -402,12 +391,9 @@ func absDiff(a, b int32) int32 {
 	return b - a
 }
 
-// logVolSteps is lv's resolution: 256 steps per doubling keeps every
-// int64 volume (log₂ < 64) within 16 bits, and makes the tie test's
-// margin of 6 steps about 1.6% of volume (it was a doubling and a half
-// at 4 steps, which let most same-overlap candidates through to a read
-// of their volume).
-const logVolSteps = 256
+// logVolSteps is lv's resolution: 4 steps per doubling keeps every int64
+// volume (log₂ < 64) within a byte.
+const logVolSteps = 4
 
 // buildGroups groups the keywords that have hubs by identical mask.
 func (e *engine) buildGroups() {
@@ -597,7 +583,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	hasHubs := hk > 0
 	// A candidate tied in overlap with the K-th entry w is strictly farther
 	// in volume, so ranks below w, when its log-volume step is more than
-	// tieSteps = |lv(w)-lv(k)|+6 away from k's. With ℓ(v) = 256·log₂ v, lv
+	// tieSteps = |lv(w)-lv(k)|+6 away from k's. With ℓ(v) = 4·log₂ v, lv
 	// is ⌊ℓ⌋ give or take one for floating-point rounding, so ℓ lies in
 	// (lv-1, lv+2) and a distance |Δℓ| in (|Δlv|-3, |Δlv|+3); hence
 	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
@@ -620,13 +606,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 				if hk < 255 && hcC < 255 && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
 					continue
 				}
-				if hcC <= int32(len(mc.hub)) {
-					for _, b := range mc.hub[:hcC] {
-						o += int32(mk[b>>6] >> (b & 63) & 1)
-					}
-				} else {
-					o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
-				}
+				o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
 			}
 		}
 		if o >= minO && c > k {
