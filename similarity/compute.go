@@ -2,7 +2,6 @@ package similarity
 
 import (
 	"context"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,8 +83,6 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	log.Info("similarity prepared",
 		"keywords", e.n, "urls", c.nURL, "hubs", e.hubs, "hub_min_df", e.hubMinDF,
 		"hub_groups", len(e.gOff)-1, "light_postings", len(e.pKw), "light_work", e.lightWork,
-		"mids", e.mids, "mid_min_df", e.midMinDF, "mid_work", e.midWork,
-		"clusters", e.clusters, "cluster_postings", len(e.cpKw), "cluster_work", e.clusterWork,
 		"workers", opt.Workers, "elapsed", time.Since(start).Round(time.Millisecond))
 	res := &result{e: e}
 	fwd, err := e.stream(ctx, func(rows []kw.RelatedRow) error {
@@ -274,18 +271,9 @@ func (e *engine) cluster(fwd []uint32) ([]uint32, []uint32, int) {
 }
 
 // urlCount is the number of distinct URL keys of rank k's SERP: its light
-// URLs, its hubs and its mid URLs.
+// URLs and its hubs.
 func (e *engine) urlCount(k uint32) int32 {
 	W := e.w
 	m := e.mask[int(k)*W : int(k)*W+W]
-	return int32(e.lOff[k+1]-e.lOff[k]) + shared(m, m) + e.midCount(k)
-}
-
-// midCount is the number of rank k's mid URLs.
-func (e *engine) midCount(k uint32) int32 {
-	n := 0
-	for _, m := range e.cMask[e.cOff[k]:e.cOff[k+1]] {
-		n += bits.OnesCount64(m)
-	}
-	return int32(n)
+	return int32(e.lOff[k+1]-e.lOff[k]) + shared(m, m)
 }

@@ -63,17 +63,13 @@ func showRow(r kw.RelatedRow) string {
 // heavy hubs, ties in overlap and in closeness, tiny, empty and duplicated
 // SERPs, under hub cut-offs from "no hubs" to "almost every URL a hub".
 func TestComputeMatchesBrute(t *testing.T) {
-	hubSettings := []struct{ minDF, maxHubs, midMinDF int }{
-		{0, -1, -1}, // no hubs, no mid tier: light counting only
-		{2, 1, -1},  // one hub
-		{3, 7, -1},  // a few hubs
-		{2, 70, -1}, // a two-word mask
-		{2, 256, 0}, // nearly every URL is a hub: the H walk does most work
-		{0, 0, 0},   // the production cut-offs
-		{0, -1, 2},  // no hubs, every shared URL mid: clusters count it all
-		{3, 7, 2},   // hubs and mid URLs
-		{9, 20, 3},  // hubs past the cap are mid, mid URLs from df 3
-		{0, 0, 1},   // every non-hub URL mid, unique ones too
+	hubSettings := []struct{ minDF, maxHubs int }{
+		{0, -1},  // no hubs: light counting only
+		{2, 1},   // one hub
+		{3, 7},   // a few hubs
+		{2, 70},  // a two-word mask
+		{2, 256}, // nearly every URL is a hub: the H walk does most work
+		{0, 0},   // the production cut-off
 	}
 	seeds := 40
 	if testing.Short() {
@@ -96,9 +92,9 @@ func TestComputeMatchesBrute(t *testing.T) {
 		}
 		wantRel, wantInt := Brute(kws, serps, opt)
 		for _, hs := range hubSettings {
-			t.Run(fmt.Sprintf("seed%d/n%d/hubs%d-%d/mid%d", seed, n, hs.minDF, hs.maxHubs, hs.midMinDF), func(t *testing.T) {
+			t.Run(fmt.Sprintf("seed%d/n%d/hubs%d-%d", seed, n, hs.minDF, hs.maxHubs), func(t *testing.T) {
 				o := opt
-				o.hubMinDF, o.maxHubs, o.midMinDF = hs.minDF, hs.maxHubs, hs.midMinDF
+				o.hubMinDF, o.maxHubs = hs.minDF, hs.maxHubs
 				o.Workers, o.BatchSize = 1+seed%3, 1+rng.IntN(50)
 				gotRel, gotInt, err := Compute(context.Background(), kws, serps, o)
 				if err != nil {
@@ -205,8 +201,8 @@ func TestComputeMatchesBruteRealistic(t *testing.T) {
 }
 
 // TestComputeMatchesBruteShapes runs the oracle on both benchmark shapes
-// (the default and the long URL tail with heavier hubs) under cut-offs
-// that put many URLs in each tier: hubs, mid clusters and light postings.
+// (the default and the long URL tail with heavier hubs) under hub
+// cut-offs from none to most shared URLs.
 func TestComputeMatchesBruteShapes(t *testing.T) {
 	n := 2500
 	if testing.Short() {
@@ -219,14 +215,15 @@ func TestComputeMatchesBruteShapes(t *testing.T) {
 	for _, sh := range shapes {
 		kws, serps := sh.gen(9, n)
 		wantRel, wantInt := Brute(kws, serps, Options{})
-		for _, cut := range []struct{ hubMinDF, maxHubs, midMinDF int }{
-			{0, 0, 0},   // production
-			{30, 0, 4},  // topic URLs mid, heavy hubs
-			{6, 40, 2},  // small hubs, nearly every shared URL mid
-			{0, -1, -1}, // no tiers: light counting only
+		for _, cut := range []struct{ hubMinDF, maxHubs int }{
+			{0, 0},   // production
+			{30, 0},  // heavy hubs only
+			{6, 40},  // small hubs
+			{2, 256}, // most shared URLs hubs: the H walk does most work
+			{0, -1},  // no hubs: light counting only
 		} {
-			t.Run(fmt.Sprintf("%s/hubs%d-%d/mid%d", sh.name, cut.hubMinDF, cut.maxHubs, cut.midMinDF), func(t *testing.T) {
-				opt := Options{hubMinDF: cut.hubMinDF, maxHubs: cut.maxHubs, midMinDF: cut.midMinDF, Workers: 2, BatchSize: 97}
+			t.Run(fmt.Sprintf("%s/hubs%d-%d", sh.name, cut.hubMinDF, cut.maxHubs), func(t *testing.T) {
+				opt := Options{hubMinDF: cut.hubMinDF, maxHubs: cut.maxHubs, Workers: 2, BatchSize: 97}
 				gotRel, gotInt, err := Compute(context.Background(), kws, serps, opt)
 				if err != nil {
 					t.Fatal(err)

@@ -61,15 +61,6 @@ import (
 // a keyword still unassigned at its turn leads, and assigns its unassigned
 // followers, exactly as the definition reads.
 //
-// Mid URLs (df ≥ midMinDF, not hubs) count as light in all of the above,
-// but are walked per cluster: URLs whose postings start and end at the
-// same keywords share a cluster of up to 64, every keyword holds a bit
-// mask per cluster it meets, and the L pass adds popcount(mask(k) &
-// mask(c)) for each posting of k's clusters. That is exactly the number
-// of mid URLs k and c share, however the URLs were clustered; a topic's
-// URLs, held by the same keywords, then cost one posting walk instead of
-// one per URL.
-//
 // Cost: the L pass costs Σ over light URLs of df², which the hub cut keeps
 // near-linear (the heaviest light URL has df < hubMinDF, hubMinDF ≈ √N/2),
 // plus one read of a two-byte kmeta per distinct L candidate; its mask and
@@ -88,15 +79,6 @@ type engine struct {
 	// Light URLs per keyword (rank space) and their posting lists.
 	lOff, lURL []uint32
 	pOff, pKw  []uint32
-	// Mid URLs (the sparse tier) in clusters of up to 64 URLs that tend
-	// to occur together: each keyword's mid URLs as (cluster, bit mask)
-	// pairs, and each cluster's postings as (keyword, mask) pairs by rank.
-	cOff        []uint32 // per keyword: its pairs are cCl/cMask[cOff[r]:cOff[r+1]]
-	cCl         []uint32
-	cMask       []uint64
-	cpOff, cpKw []uint32 // per cluster: postings cpKw/cpMask[cpOff[c]:cpOff[c+1]]
-	cpMask      []uint64
-	nonHub      []uint8 // per keyword: its light and mid URLs, capped at 255
 	// Hub masks: w words per keyword, and each keyword's number of hubs
 	// (capped at 255), a compact array that spares most mask reads.
 	w    int
@@ -110,11 +92,7 @@ type engine struct {
 	byText []uint32
 
 	hubs, hubMinDF int
-	mids, midMinDF int
-	clusters       int
 	lightWork      uint64 // Σ df² over light URLs
-	midWork        uint64 // Σ df² over mid URLs: what counting them one by one would cost
-	clusterWork    uint64 // Σ postings² over clusters: what counting them costs
 }
 
 // newEngine renumbers the corpus by rank and builds postings, masks and
@@ -205,71 +183,31 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	for b, u := range hubCands {
 		hubBit[u] = int32(b)
 	}
-	e.midMinDF = opt.midMinDF
-	if e.midMinDF == 0 {
-		e.midMinDF = max(defaultMidMinDF, e.hubMinDF/midDivisor)
-	}
-	// Light ids: dense over non-hub URLs below the mid cut-off; mid URLs
-	// get a dense mid index with midBit set.
-	const midBit = 1 << 31
+	// Light ids: dense over non-hub URLs.
 	lightID := make([]uint32, c.nURL)
-	nLight, nMid := uint32(0), uint32(0)
+	nLight := uint32(0)
 	for u := range df {
-		if hubBit[u] >= 0 {
-			continue
+		if hubBit[u] < 0 {
+			lightID[u] = nLight
+			nLight++
+			e.lightWork += uint64(df[u]) * uint64(df[u])
 		}
-		d := uint64(df[u])
-		if e.midMinDF > 0 && int(df[u]) >= e.midMinDF {
-			lightID[u] = nMid | midBit
-			nMid++
-			e.midWork += d * d
-			continue
-		}
-		lightID[u] = nLight
-		nLight++
-		e.lightWork += d * d
 	}
-	e.mids = int(nMid)
 
-	// Light sets and masks in rank space; each keyword's mid URLs (mOff,
-	// mURL) and each mid URL's first and last keyword in rank order, its
-	// cluster key.
+	// Light sets and masks in rank space.
 	e.mask = make([]uint64, n*e.w)
 	e.lOff = make([]uint32, n+1)
 	e.lURL = make([]uint32, 0, len(c.urls))
-	e.nonHub = make([]uint8, n)
-	mOff := make([]uint32, n+1)
-	var mURL []uint32
-	span := make([][2]uint32, nMid)
-	for j := range span {
-		span[j][0] = noKeyword
-	}
 	for r, i := range e.idx {
-		nh := 0
 		for _, u := range c.urls[c.off[i]:c.off[i+1]] {
 			if b := hubBit[u]; b >= 0 {
 				e.mask[r*e.w+int(b)/64] |= 1 << (uint(b) % 64)
-				continue
+			} else {
+				e.lURL = append(e.lURL, lightID[u])
 			}
-			nh++
-			l := lightID[u]
-			if l&midBit == 0 {
-				e.lURL = append(e.lURL, l)
-				continue
-			}
-			m := l &^ midBit
-			mURL = append(mURL, m)
-			if span[m][0] == noKeyword {
-				span[m][0] = uint32(r)
-			}
-			span[m][1] = uint32(r)
 		}
-		e.nonHub[r] = uint8(min(nh, 255))
 		e.lOff[r+1] = uint32(len(e.lURL))
-		mOff[r+1] = uint32(len(mURL))
 	}
-	lightID = nil
-	e.buildClusters(mOff, mURL, span)
 	// Postings, filled in rank order so each list is sorted by rank.
 	e.pOff = make([]uint32, nLight+1)
 	for _, l := range e.lURL {
@@ -296,84 +234,6 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	}
 	e.buildGroups()
 	return e, nil
-}
-
-// Mid tier: a URL that is not a hub but is in at least midMinDF SERPs is
-// a mid URL, with midMinDF = max(defaultMidMinDF, hubMinDF/midDivisor)
-// unless Options say otherwise.
-const (
-	defaultMidMinDF = 16
-	midDivisor      = 16
-)
-
-// noKeyword marks a mid URL's span before its first keyword.
-const noKeyword = ^uint32(0)
-
-// buildClusters puts the mid URLs into clusters of at most 64 and builds
-// the keyword and cluster sides. URLs whose postings start and end at
-// the same keywords share a cluster: the URLs of one topic, held by the
-// same keywords, are counted once a keyword pair instead of once a URL.
-// The clustering only decides speed; counting popcount(mask(k) & mask(c))
-// per cluster is exact whatever the clusters are.
-func (e *engine) buildClusters(mOff, mURL []uint32, span [][2]uint32) {
-	n := e.n
-	// slot[m] is mid URL m's cluster and bit; clusters are numbered in
-	// mid index order, so they do not depend on map order.
-	type slot struct{ cl, bit uint32 }
-	at := make([]slot, len(span))
-	open := map[[2]uint32]uint32{}
-	fill := []uint32{}
-	for m, fl := range span {
-		cl, ok := open[fl]
-		if !ok || fill[cl] == 64 {
-			cl = uint32(len(fill))
-			fill = append(fill, 0)
-			open[fl] = cl
-		}
-		at[m] = slot{cl, fill[cl]}
-		fill[cl]++
-	}
-	e.clusters = len(fill)
-	// Keyword side, in rank order: (cluster, mask) pairs sorted by cluster.
-	e.cOff = make([]uint32, n+1)
-	var pairs []slot
-	for r := range n {
-		pairs = pairs[:0]
-		for _, m := range mURL[mOff[r]:mOff[r+1]] {
-			pairs = append(pairs, at[m])
-		}
-		slices.SortFunc(pairs, func(a, b slot) int { return cmp.Compare(a.cl, b.cl) })
-		for j, s := range pairs {
-			if j > 0 && pairs[j-1].cl == s.cl {
-				e.cMask[len(e.cMask)-1] |= 1 << s.bit
-				continue
-			}
-			e.cCl = append(e.cCl, s.cl)
-			e.cMask = append(e.cMask, 1<<s.bit)
-		}
-		e.cOff[r+1] = uint32(len(e.cCl))
-	}
-	// Cluster side: postings by rank.
-	e.cpOff = make([]uint32, e.clusters+1)
-	for _, cl := range e.cCl {
-		e.cpOff[cl+1]++
-	}
-	for cl := 0; cl < e.clusters; cl++ {
-		d := uint64(e.cpOff[cl+1])
-		e.clusterWork += d * d
-		e.cpOff[cl+1] += e.cpOff[cl]
-	}
-	e.cpKw = make([]uint32, len(e.cCl))
-	e.cpMask = make([]uint64, len(e.cCl))
-	pos := slices.Clone(e.cpOff[:e.clusters])
-	for r := 0; r < n; r++ {
-		for j := e.cOff[r]; j < e.cOff[r+1]; j++ {
-			cl := e.cCl[j]
-			e.cpKw[pos[cl]] = uint32(r)
-			e.cpMask[pos[cl]] = e.cMask[j]
-			pos[cl]++
-		}
-	}
 }
 
 // kmeta is what the light pass reads of every candidate before deciding
@@ -527,7 +387,7 @@ func (e *engine) newWorker() *worker {
 // same-intent followers to w.fwd.
 func (w *worker) one(k uint32) {
 	e := w.e
-	if e.nonHub[k] < math.MaxUint8 {
+	if e.lOff[k+1]-e.lOff[k] <= math.MaxUint8 {
 		w.small = true
 		lightPass(w, k, w.cnt8)
 		return
@@ -559,18 +419,6 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 				touched = append(touched, c)
 			}
 			cnt[c]++
-		}
-	}
-	for j := e.cOff[k]; j < e.cOff[k+1]; j++ {
-		cl, m := e.cCl[j], e.cMask[j]
-		ms := e.cpMask[e.cpOff[cl]:e.cpOff[cl+1]]
-		for i, c := range e.cpKw[e.cpOff[cl]:e.cpOff[cl+1]] {
-			if x := bits.OnesCount64(m & ms[i]); x > 0 {
-				if cnt[c] == 0 {
-					touched = append(touched, c)
-				}
-				cnt[c] += T(x)
-			}
 		}
 	}
 	w.touched = touched

@@ -72,9 +72,6 @@ type Options struct {
 	hubMinDF int
 	// maxHubs overrides the most hubs (0: defaultMaxHubs; -1: no hubs).
 	maxHubs int
-	// midMinDF overrides the least number of SERPs of a mid URL (0:
-	// chosen from the hub cut-off; -1: no mid tier).
-	midMinDF int
 }
 
 // defaultMaxHubs caps the hub bit mask at four words a keyword. On the 1M
