@@ -54,6 +54,7 @@ fi
 
 # seconds converts /usr/bin/time's "h:mm:ss" or "m:ss.ss" to seconds.
 seconds() { awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }' <<<"$1"; }
+# median prints the middle value; of an even count, the lower middle.
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # The baseline binary.
