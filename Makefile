@@ -39,8 +39,10 @@ bench: bench-similarity bench-serve bench-ingest
 bench-similarity: build
 	bash similarity/bench.sh $(BIN)
 
-# The 10M-keyword case, once: about 30 GB of disk under KW_BENCH_DIR
-# (default /tmp/kwdata-bench-10m, kept for re-runs) and 12 GB of memory.
+# The 10M-keyword case, once: about 30 GB of disk a shape under
+# KW_BENCH_DIR (default /tmp/kwdata-bench-10m, kept for re-runs) and 12 GB
+# of memory; KW_BENCH_SHAPES=default measures one shape,
+# KW_BENCH_LAKE=DIR reuses an ingested default-shape data folder.
 bench-similarity-10m: build
 	KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=$${KW_BENCH_RUNS:-1} \
 		KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-10m} bash similarity/bench.sh $(BIN)

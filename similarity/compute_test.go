@@ -200,6 +200,40 @@ func TestComputeMatchesBruteRealistic(t *testing.T) {
 	}
 }
 
+// TestComputeMatchesBruteShapes runs the oracle on both benchmark shapes
+// (the default and the long URL tail with heavier hubs) under hub
+// cut-offs from none to most shared URLs.
+func TestComputeMatchesBruteShapes(t *testing.T) {
+	n := 2500
+	if testing.Short() {
+		n = 1200
+	}
+	shapes := []struct {
+		name string
+		gen  func(uint64, int) ([]Keyword, [][]string)
+	}{{"default", realisticCorpus}, {"tail", tailCorpus}}
+	for _, sh := range shapes {
+		kws, serps := sh.gen(9, n)
+		wantRel, wantInt := Brute(kws, serps, Options{})
+		for _, cut := range []struct{ hubMinDF, maxHubs int }{
+			{0, 0},   // production
+			{30, 0},  // heavy hubs only
+			{6, 40},  // small hubs
+			{2, 256}, // most shared URLs hubs: the H walk does most work
+			{0, -1},  // no hubs: light counting only
+		} {
+			t.Run(fmt.Sprintf("%s/hubs%d-%d", sh.name, cut.hubMinDF, cut.maxHubs), func(t *testing.T) {
+				opt := Options{hubMinDF: cut.hubMinDF, maxHubs: cut.maxHubs, Workers: 2, BatchSize: 97}
+				gotRel, gotInt, err := Compute(context.Background(), kws, serps, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				diff(t, wantRel, gotRel, wantInt, gotInt)
+			})
+		}
+	}
+}
+
 func TestComputeProgressAndCancel(t *testing.T) {
 	kws, serps := realisticCorpus(2, 3000)
 	var calls, last int

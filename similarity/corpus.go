@@ -14,22 +14,27 @@ type corpus struct {
 	nURL int
 }
 
-// urlInterner gives URL keys dense ids. Keys are identified by a 128-bit
-// hash (two independent maphash seeds) instead of the string itself, which
-// keeps memory flat at tens of millions of distinct URLs; two different
-// keys collide with probability about n²/2¹²⁹, which at 10⁸ keys is 10⁻²³.
-// The table is open addressing with linear probing on the first hash word:
-// one cache line a lookup, no per-key allocation, and about twice as fast as
-// a map at the 20 lookups a keyword costs.
+// urlInterner gives URL keys dense ids. Keys are identified by 96 bits of
+// a 128-bit hash (two independent maphash seeds: the second word and the
+// top half of the first) instead of the string itself, which keeps memory
+// flat at tens of millions of distinct URLs; two different keys collide
+// with probability about n²/2⁹⁷, which at 10⁸ keys is 10⁻¹³. A slot is 16
+// bytes (a third less than the whole hash would take: 0.5 GiB less at the
+// 50M URLs of 10M sample keywords, 1 GiB at 91M). The table is open
+// addressing with linear probing on the stored half word: one cache line
+// a lookup, no per-key allocation, and about twice as fast as a map at
+// the 20 lookups a keyword costs.
 type urlInterner struct {
 	s1, s2 maphash.Seed
 	slots  []internSlot
 	n      int
 }
 
-// internSlot holds a key's hash and 1 + its id (0: empty).
+// internSlot holds a key's hash (its second word and the top half of its
+// first) and 1 + its id (0: empty).
 type internSlot struct {
-	h  [2]uint64
+	h1 uint64
+	h0 uint32
 	id uint32
 }
 
@@ -51,18 +56,19 @@ func (u *urlInterner) len() int { return u.n }
 
 // id returns h's id, giving it the next one if it is new.
 func (u *urlInterner) id(h [2]uint64) uint32 {
+	h0, h1 := uint32(h[0]>>32), h[1]
 	mask := uint64(len(u.slots) - 1)
-	for i := h[0] & mask; ; i = (i + 1) & mask {
+	for i := uint64(h0) & mask; ; i = (i + 1) & mask {
 		s := &u.slots[i]
 		if s.id == 0 {
-			s.h, s.id = h, uint32(u.n)+1
+			s.h1, s.h0, s.id = h1, h0, uint32(u.n)+1
 			u.n++
 			if u.n*4 > len(u.slots)*3 {
 				u.grow()
 			}
 			return uint32(u.n - 1)
 		}
-		if s.h == h {
+		if s.h1 == h1 && s.h0 == h0 {
 			return s.id - 1
 		}
 	}
@@ -76,7 +82,7 @@ func (u *urlInterner) grow() {
 		if s.id == 0 {
 			continue
 		}
-		i := s.h[0] & mask
+		i := uint64(s.h0) & mask
 		for u.slots[i].id != 0 {
 			i = (i + 1) & mask
 		}

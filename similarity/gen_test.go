@@ -81,9 +81,28 @@ func randomCorpus(rng *rand.Rand, n, nURL int) ([]Keyword, [][]string) {
 // close volumes, Zipf-popular hub URLs (the most popular in about 4% of
 // SERPs), and unique long-tail URLs filling each SERP to 20.
 func realisticCorpus(seed uint64, n int) ([]Keyword, [][]string) {
+	return shapedCorpus(seed, n, corpusShape{groupURLs: 16, hubDraws: 3, hubSkew: 1.0001})
+}
+
+// corpusShape is what differs between the data shapes: how many URLs an
+// intent group shares (the rest of a SERP is the keyword's own, the URL
+// tail), and how many hub draws out of 10 a SERP makes from a Zipf of
+// which exponent.
+type corpusShape struct {
+	groupURLs, hubDraws int
+	hubSkew             float64
+}
+
+// tailCorpus is the second shape of the benchmark, small: a long URL tail
+// (about 9 own URLs a SERP) and heavier hubs, the shape of real corpora.
+func tailCorpus(seed uint64, n int) ([]Keyword, [][]string) {
+	return shapedCorpus(seed, n, corpusShape{groupURLs: 8, hubDraws: 15, hubSkew: 1.3})
+}
+
+func shapedCorpus(seed uint64, n int, sh corpusShape) ([]Keyword, [][]string) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	const topicSize, groupSize, hubPool = 60, 5, 2000
-	zipf := rand.NewZipf(rng, 1.0001, 1, hubPool-1)
+	zipf := rand.NewZipf(rng, sh.hubSkew, 1, hubPool-1)
 	kws := make([]Keyword, n)
 	serps := make([][]string, n)
 	perm := rng.Perm(n)
@@ -93,7 +112,7 @@ func realisticCorpus(seed uint64, n int) ([]Keyword, [][]string) {
 		topic := i / topicSize
 		if i%groupSize == 0 {
 			groupBase = groupBase[:0]
-			for j := range 16 {
+			for j := range sh.groupURLs {
 				groupBase = append(groupBase, fmt.Sprintf("g%d.example/%d", i, j))
 			}
 			groupVol = int64(math.Pow(10, rng.Float64()*6))
@@ -115,8 +134,10 @@ func realisticCorpus(seed uint64, n int) ([]Keyword, [][]string) {
 		for range 3 + rng.IntN(4) {
 			s = append(s, fmt.Sprintf("t%d.example/%d", topic, rng.IntN(80)))
 		}
-		if rng.IntN(10) < 3 {
-			s = append(s, fmt.Sprintf("hub%d.example/", zipf.Uint64()))
+		for d := sh.hubDraws; d > 0; d -= 10 {
+			if rng.IntN(10) < min(d, 10) {
+				s = append(s, fmt.Sprintf("hub%d.example/", zipf.Uint64()))
+			}
 		}
 		for j := 0; len(s) < 20; j++ {
 			s = append(s, fmt.Sprintf("u%d.example/%d", i, j))

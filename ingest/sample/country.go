@@ -22,11 +22,12 @@ func generateCountry(ctx context.Context, opt Options, cc, dir string) (stats, e
 		return stats{}, err
 	}
 	r := &renderer{
-		p:      p,
-		hubs:   newHubs(cc, seed, opt.Keywords),
-		sites:  newSitePool(cc, seed, len(p.voc.cats)),
-		cc:     cc,
-		months: monthsBefore(opt.Now, opt.Months),
+		p:       p,
+		hubs:    newHubs(cc, seed, opt.Keywords, opt.HubSkew),
+		urlTail: opt.URLTail,
+		sites:   newSitePool(cc, seed, len(p.voc.cats)),
+		cc:      cc,
+		months:  monthsBefore(opt.Now, opt.Months),
 	}
 
 	planner, err := createTemp(filepath.Join(dir, PlannerFile))

@@ -46,8 +46,11 @@ type renderer struct {
 	hubs   *hubs
 	sites  *sitePool
 	cc     string
-	months []time.Time    // first day of each monthly column, oldest first
-	free   chan *chunkOut // written chunks, for reuse
+	months []time.Time // first day of each monthly column, oldest first
+	// urlTail is Options.URLTail: 0 keeps the default core of 12–18
+	// shared results.
+	urlTail float64
+	free    chan *chunkOut // written chunks, for reuse
 }
 
 // worker holds one goroutine's scratch space.
@@ -192,6 +195,12 @@ func (w *worker) buildCore(gi int32, g *group) {
 
 	w.seed(saltGroup, uint64(gi))
 	size := 12 + w.rng.IntN(7) // results shared by all members
+	if r.urlTail > 0 {
+		// A longer tail: the core leaves about urlTail results to each
+		// member's own pages, give or take three, and keeps at least the
+		// topic's URLs and one of the group's own.
+		size = min(20, max(nt+1, 17-int(math.Round(r.urlTail))+w.rng.IntN(7)))
+	}
 	nh := poisson(w.rng, 0.6*r.hubs.draws)
 	for j := 0; j < nh && len(w.core) < size-1; j++ {
 		if h := r.hubs.draw(w.rng); !hasHub(w.core, h) {

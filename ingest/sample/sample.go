@@ -65,9 +65,29 @@ type Options struct {
 	// before Now's (in Now's location), and the preamble carries Now. It
 	// changes nothing else. Default time.Now().
 	Now time.Time
+	// URLTail is the mean number of a SERP's results that are the
+	// keyword's own pages, found in no other SERP: the long tail of URLs.
+	// Default 0: the group core holds 12–18 results, so about 5 a SERP
+	// are the keyword's own. Real corpora run longer tails (about 9 new
+	// URLs a SERP), which give the similarity stage fewer shared URLs to
+	// count and more to intern; at most MaxURLTail.
+	URLTail float64
+	// HubSkew is the Zipf exponent of hub popularity: hub i is drawn with
+	// weight 1/(i+1)^HubSkew. Default 0: 0.8, with the most popular hub in
+	// about 4.5% of SERPs. The hub draws a SERP stay those of the default,
+	// so a larger exponent (0.9, say) puts the same hub results on fewer,
+	// more frequent hubs; between MinHubSkew and MaxHubSkew.
+	HubSkew float64
 	// Logger receives one line per country. Default: discard.
 	Logger *slog.Logger
 }
+
+// Bounds of Options.URLTail and Options.HubSkew.
+const (
+	MaxURLTail = 16
+	MinHubSkew = 0.5
+	MaxHubSkew = 2
+)
 
 // Result counts what Generate wrote, totalled over all countries.
 type Result struct {
@@ -111,6 +131,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Months < 1 || o.Months > 48 {
 		return o, fmt.Errorf("months %d out of range; pass 1 to 48", o.Months)
+	}
+	if o.URLTail < 0 || o.URLTail > MaxURLTail {
+		return o, fmt.Errorf("url tail %g out of range; pass 0 (the default shape) to %d own URLs a SERP", o.URLTail, MaxURLTail)
+	}
+	if o.HubSkew == 0 {
+		o.HubSkew = hubExponent
+	}
+	if o.HubSkew < MinHubSkew || o.HubSkew > MaxHubSkew {
+		return o, fmt.Errorf("hub skew %g out of range; pass a Zipf exponent from %g to %g (default %g)", o.HubSkew, MinHubSkew, float64(MaxHubSkew), hubExponent)
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()

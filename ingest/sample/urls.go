@@ -20,7 +20,7 @@ type link struct {
 }
 
 // Hub popularity: hub i is drawn with probability proportional to
-// 1/(i+1)^hubExponent. With hubTarget the expected share of SERPs that hold
+// 1/(i+1)^hubExponent (Options.HubSkew overrides the exponent). With hubTarget the expected share of SERPs that hold
 // the most popular hub, the number of hub draws per SERP follows from the
 // normalizing sum, so the head share stays put while the tail grows with n.
 const (
@@ -37,20 +37,24 @@ type hubs struct {
 	draws float64   // expected hub draws per SERP
 }
 
-func newHubs(cc string, seed uint64, n int) *hubs {
+func newHubs(cc string, seed uint64, n int, skew float64) *hubs {
 	k := max(minHubs, n/hubsPerKW)
 	h := &hubs{links: make([]link, k), cdf: make([]float64, k)}
 	c, _ := kw.LookupCountry(cc)
 	lang := strings.SplitN(c.LanguageCode, "-", 2)[0]
 	tld := countryTLD(cc)
 	words := hubWords()
-	total := 0.0
+	total, base := 0.0, 0.0
 	for i := range h.links {
-		total += math.Pow(float64(i+1), -hubExponent)
+		total += math.Pow(float64(i+1), -skew)
+		base += math.Pow(float64(i+1), -hubExponent)
 		h.cdf[i] = total
 		h.links[i] = hubLink(i, lang, tld, words, seed)
 	}
-	h.draws = hubTarget * total
+	// The draws a SERP are those of the default exponent whatever the
+	// skew, so a larger skew moves the same hub results onto fewer, more
+	// frequent hubs (the head's share grows past hubTarget).
+	h.draws = hubTarget * base
 	return h
 }
 
