@@ -81,9 +81,11 @@ type topN struct {
 	list []scored
 }
 
-func (t *topN) offer(s scored) {
+// offer adds s if it is among the best n so far, and reports whether it
+// is.
+func (t *topN) offer(s scored) bool {
 	if len(t.list) == t.n && scoredCmp(s, t.list[t.n-1]) >= 0 {
-		return
+		return false
 	}
 	i, _ := slices.BinarySearchFunc(t.list, s, scoredCmp)
 	if len(t.list) < t.n {
@@ -91,6 +93,7 @@ func (t *topN) offer(s scored) {
 	}
 	copy(t.list[i+1:], t.list[i:])
 	t.list[i] = s
+	return true
 }
 
 // encodeKeywords appends a list of keywords: uvarint n, n strings.
@@ -123,14 +126,17 @@ func decodeKeywords(b []byte, max int) ([]string, error) {
 // its keywords stream by in text order.
 type suggestBuilder struct {
 	prev    string
+	n       int          // keywords added
 	stack   []prefixNode // the open prefixes of prev, shortest first
 	records []prefixRecord
 	words   map[string]*topN
+	free    [][]scored // lists of closed prefixes without a record, for reuse
+	seen    []string   // words of the current keyword
 }
 
 type prefixNode struct {
 	end   int // the prefix is prev[:end]
-	count int
+	start int // keywords added before the prefix opened
 	top   topN
 }
 
@@ -154,13 +160,26 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 	// Open its own, at every rune boundary after the shared part.
 	for i := common + 1; i <= len(keyword); i++ {
 		if i == len(keyword) || utf8.RuneStart(keyword[i]) {
-			sb.stack = append(sb.stack, prefixNode{end: i, top: topN{n: MaxSuggestions}})
+			var list []scored
+			if k := len(sb.free); k > 0 {
+				list, sb.free = sb.free[k-1][:0], sb.free[:k-1]
+			} else {
+				list = make([]scored, 0, MaxSuggestions)
+			}
+			sb.stack = append(sb.stack, prefixNode{end: i, start: sb.n, top: topN{n: MaxSuggestions, list: list}})
 		}
 	}
-	for i := range sb.stack {
-		sb.stack[i].count++
-		sb.stack[i].top.offer(s)
+	// The open prefixes are nested: each holds every keyword of the
+	// longer ones after it. So a keyword that does not make the top of a
+	// full prefix makes none of the shorter ones, whose tenth best is at
+	// least as good, and the offers stop there. Most keywords stop at the
+	// first prefix they share with the keyword before.
+	for i := len(sb.stack) - 1; i >= 0; i-- {
+		if !sb.stack[i].top.offer(s) {
+			break
+		}
 	}
+	sb.n++
 	sb.prev = keyword
 	// Words after the first, each once.
 	if sb.words == nil {
@@ -168,7 +187,7 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 	}
 	rest := keyword
 	first := true
-	var seen []string
+	seen := sb.seen[:0]
 	for rest != "" {
 		var w string
 		w, rest, _ = strings.Cut(rest, " ")
@@ -184,6 +203,7 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 		}
 		t.offer(s)
 	}
+	sb.seen = seen[:0]
 }
 
 // close ends the open prefixes longer than keep bytes, recording those
@@ -192,8 +212,11 @@ func (sb *suggestBuilder) close(keep int) {
 	for len(sb.stack) > 0 && sb.stack[len(sb.stack)-1].end > keep {
 		n := sb.stack[len(sb.stack)-1]
 		sb.stack = sb.stack[:len(sb.stack)-1]
-		if n.count > PrefixScanLimit {
+		if sb.n-n.start > PrefixScanLimit {
 			sb.records = append(sb.records, prefixRecord{prefix: sb.prev[:n.end], list: n.top.list})
+		} else {
+			clear(n.top.list) // the keywords may go
+			sb.free = append(sb.free, n.top.list)
 		}
 	}
 }
