@@ -462,7 +462,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 
 	var (
 		key, val, prev     []byte
-		prevIntent         []byte
+		prevIntent, relBuf []byte
 		trend              []kw.MonthlySearches
 		n, noIntent        int
 		orphans, badMonths int
@@ -492,7 +492,9 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		rel := noRelated
 		for k, enc, ok := related.peek(); ok && string(k) <= rec.Keyword; k, enc, ok = related.peek() {
 			if string(k) == rec.Keyword {
-				rel = enc
+				// The next peek may hand enc's chunk back to the stream.
+				relBuf = append(relBuf[:0], enc...)
+				rel = relBuf
 			} else {
 				orphans++
 			}
