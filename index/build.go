@@ -453,7 +453,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	data, date := b.opt.Data, b.opt.Date
 	code := strings.ToUpper(cc)
 	log := b.log.With("country", code)
-	keywords := scanCursor[kw.KeywordRecord](ctx, data, kw.DatasetKeywords, cc, date)
+	keywords := streamKeywords(ctx, data, cc, date)
 	defer keywords.close()
 	related := streamRelated(ctx, data, cc, date)
 	defer related.close()
@@ -547,7 +547,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		n++
 		keywords.next()
 	}
-	for _, err := range []error{keywords.err(), related.close(), intents.err()} {
+	for _, err := range []error{keywords.close(), related.close(), intents.err()} {
 		if err != nil {
 			return fmt.Errorf("cannot read the lake for %s: %w", code, err)
 		}
