@@ -132,6 +132,10 @@ type suggestBuilder struct {
 	words   map[string]*topN
 	free    [][]scored // lists of closed prefixes without a record, for reuse
 	seen    []string   // words of the current keyword
+	// last holds the last PrefixScanLimit+1 keywords added, at n modulo
+	// its length: a prefix keeps no list of its best until it begins more
+	// keywords than a scan reads, and then they are exactly these.
+	last [PrefixScanLimit + 1]scored
 }
 
 type prefixNode struct {
@@ -160,26 +164,37 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 	// Open its own, at every rune boundary after the shared part.
 	for i := common + 1; i <= len(keyword); i++ {
 		if i == len(keyword) || utf8.RuneStart(keyword[i]) {
-			var list []scored
-			if k := len(sb.free); k > 0 {
-				list, sb.free = sb.free[k-1][:0], sb.free[:k-1]
-			} else {
-				list = make([]scored, 0, MaxSuggestions)
-			}
-			sb.stack = append(sb.stack, prefixNode{end: i, start: sb.n, top: topN{n: MaxSuggestions, list: list}})
+			sb.stack = append(sb.stack, prefixNode{end: i, start: sb.n, top: topN{n: MaxSuggestions}})
 		}
 	}
-	// The open prefixes are nested: each holds every keyword of the
-	// longer ones after it. So a keyword that does not make the top of a
-	// full prefix makes none of the shorter ones, whose tenth best is at
-	// least as good, and the offers stop there. Most keywords stop at the
-	// first prefix they share with the keyword before.
-	for i := len(sb.stack) - 1; i >= 0; i-- {
-		if !sb.stack[i].top.offer(s) {
-			break
-		}
-	}
+	sb.last[sb.n%len(sb.last)] = s
 	sb.n++
+	// Only a prefix beginning more than PrefixScanLimit keywords gets a
+	// record, so only such a prefix needs its best: most prefixes, the
+	// long ones, never get there and cost nothing. The open prefixes are
+	// nested (each holds every keyword of the longer ones after it), so
+	// the longest come first with the fewest keywords, and a keyword that
+	// does not make the top of a full prefix makes none of the shorter
+	// ones, whose tenth best is at least as good: the offers stop there.
+	for i := len(sb.stack) - 1; i >= 0; i-- {
+		p := &sb.stack[i]
+		switch count := sb.n - p.start; {
+		case count <= PrefixScanLimit:
+		case count == PrefixScanLimit+1:
+			if k := len(sb.free); k > 0 {
+				p.top.list, sb.free = sb.free[k-1], sb.free[:k-1]
+			} else {
+				p.top.list = make([]scored, 0, MaxSuggestions)
+			}
+			for _, k := range sb.last {
+				p.top.offer(k)
+			}
+		default:
+			if !p.top.offer(s) {
+				i = 0 // and so for every shorter prefix
+			}
+		}
+	}
 	sb.prev = keyword
 	// Words after the first, each once.
 	if sb.words == nil {
@@ -214,9 +229,9 @@ func (sb *suggestBuilder) close(keep int) {
 		sb.stack = sb.stack[:len(sb.stack)-1]
 		if sb.n-n.start > PrefixScanLimit {
 			sb.records = append(sb.records, prefixRecord{prefix: sb.prev[:n.end], list: n.top.list})
-		} else {
+		} else if n.top.list != nil {
 			clear(n.top.list) // the keywords may go
-			sb.free = append(sb.free, n.top.list)
+			sb.free = append(sb.free, n.top.list[:0])
 		}
 	}
 }
