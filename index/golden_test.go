@@ -110,3 +110,16 @@ func buildDigests(tb testing.TB, data string) []string {
 	}
 	return out
 }
+
+var digestData = flag.String("digest-data", "", "data folder whose published build TestDigestOfData prints the table digests of (index/bench.sh compares two builds with it)")
+
+// TestDigestOfData prints the digests TestBuildGolden compares, of the
+// published build of -digest-data; without the flag it is skipped.
+func TestDigestOfData(t *testing.T) {
+	if *digestData == "" {
+		t.Skip("no -digest-data folder given")
+	}
+	for _, line := range buildDigests(t, *digestData) {
+		fmt.Println(line)
+	}
+}
