@@ -557,15 +557,22 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	}
 	// The country's intent groups sort after its keywords (groupSep).
 	nGroups := 0
-	for _, g := range groups.sorted() {
-		if err := ctx.Err(); err != nil {
-			return err
+	var (
+		group kw.IntentGroup
+		nums  []int64
+	)
+	for i, g := range groups.sorted() {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		var ok bool
-		if key, ok = appendGroupKey(key[:0], cc, g.Leader); !ok {
+		if key, ok = appendGroupKey(key[:0], cc, g.leader); !ok {
 			return fmt.Errorf("country code %q is not two letters", cc)
 		}
-		val = EncodeGroup(val[:0], g)
+		nums = g.group(&group, nums)
+		val = EncodeGroup(val[:0], &group)
 		if err := tw.add(key, val); err != nil {
 			return err
 		}
