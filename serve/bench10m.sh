@@ -14,8 +14,10 @@
 # (serve/internal/loadtest/wrk.lua), servers and wrk unpinned.
 #
 # Each server configuration of KW_BENCH_CONFIGS (serve flags, separated by
-# ';'; default: the defaults, then the answer cache the README advises for
-# 10M) runs KW_BENCH_ROUNDS rounds (default 3); a round restarts kwdata
+# ';'; default: the default caches; no answer cache, so that every lookup
+# reads the index through the default 256 MiB block cache; and no answer
+# cache with a block cache larger than the index) runs KW_BENCH_ROUNDS
+# rounds (default 3); a round restarts kwdata
 # serve (empty block and answer caches; the page cache stays warm) and
 # measures, for KW_BENCH_SECS each (default 10): the baseline, kwdata cold
 # (its first seconds after the start), the baseline again and kwdata warm.
@@ -32,7 +34,7 @@ DISTINCT=${KW_BENCH_DISTINCT:-30000}
 ROUNDS=${KW_BENCH_ROUNDS:-3}
 SECS=${KW_BENCH_SECS:-10}
 CONNS=${KW_BENCH_CONNS:-32}
-CONFIGS=${KW_BENCH_CONFIGS:-"--answer-cache-mb 64;--answer-cache-mb 160"}
+CONFIGS=${KW_BENCH_CONFIGS:-"--answer-cache-mb 64;--answer-cache-mb 0;--answer-cache-mb 0 --cache-mb 2048"}
 DATE=2026-11-21
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KPORT=${KW_BENCH_PORT:-18090}
