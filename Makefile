@@ -16,7 +16,7 @@ demo: build
 	./$(BIN) demo --addr $(ADDR)
 
 # Tests that need a tool this machine lacks (headless Chromium, DuckDB,
-# Mailpit, stripe-mock)
+# Mailpit, stripe-mock, Versity Gateway)
 # skip; each notes itself in $$KWDATA_SKIPPED, and the list is printed
 # last, with how to get the tool. .ci/run installs them, then runs this.
 test: test-race

@@ -101,8 +101,12 @@ func splitKey(key []byte) (country, keyword string, ok bool) {
 	return string(key[:2]), string(key[3:]), true
 }
 
-// validBuildID reports whether id can name a build directory: no path
-// separators, no leading dot (staging and hidden names), not empty.
+// ValidBuildID reports whether id can name a build directory: no path
+// separators, no leading dot (staging and hidden names), not empty. A
+// build id that arrives from elsewhere (an object store's pointer) is
+// checked with it before it names a folder.
+func ValidBuildID(id string) bool { return validBuildID(id) }
+
 func validBuildID(id string) bool {
 	return id != "" && id[0] != '.' && !strings.ContainsAny(id, "/\\\x00") && len(id) <= 128
 }
@@ -132,6 +136,33 @@ func readPointer(fs vfs.FS, dir string) (string, error) {
 		return "", fmt.Errorf("index pointer %s holds %q, not a build id; fix or remove it", name, id)
 	}
 	return id, nil
+}
+
+// SetCurrent points <data>/index/CURRENT at the complete build id the way
+// Build publishes one: the pointer is written to CURRENT.tmp, synced and
+// renamed over CURRENT, so a reader sees the old pointer or the new one,
+// never a half-written one. It is for a build that arrived complete from
+// elsewhere (an object store) and was renamed into <data>/index/; a store
+// watching the folder switches to it, or refuses it, as after Build.
+func SetCurrent(data, id string) error {
+	if !validBuildID(id) {
+		return fmt.Errorf("cannot publish build %q: not a build id", id)
+	}
+	fs := vfs.Default
+	dir := kw.IndexDir(data)
+	if _, err := readManifest(fs, fs.PathJoin(dir, id), id); err != nil {
+		return fmt.Errorf("cannot publish build %s: %w", id, err)
+	}
+	tmp := fs.PathJoin(dir, pointerTmpName)
+	if err := writeFileSync(fs, tmp, []byte(id+"\n")); err != nil {
+		_ = fs.Remove(tmp)
+		return err
+	}
+	if err := fs.Rename(tmp, fs.PathJoin(dir, pointerName)); err != nil {
+		_ = fs.Remove(tmp)
+		return fmt.Errorf("cannot point %s at build %s: %w", pointerName, id, err)
+	}
+	return syncDir(fs, dir)
 }
 
 // ListBuilds returns the ids of the complete builds under <data>/index/

@@ -28,8 +28,9 @@ import (
 //
 // So a suggestion costs one seek for the prefix record and, without one,
 // one bounded scan of at most PrefixScanLimit keyword keys; and, when the
-// prefix gives fewer than asked for, one seek for the word record. Neither
-// depends on the number of keywords. Ranking is volume descending (none
+// prefix gives fewer than asked for, one seek for the word record of each
+// distinct word of the query (at most 40 at 80 characters; one for a query
+// of one word). None of it depends on the number of keywords. Ranking is volume descending (none
 // ranks as 0), then text ascending.
 
 // MaxSuggestions is the most keywords a suggestion answers.
@@ -41,7 +42,7 @@ const PrefixScanLimit = 64
 
 // wordCandidates is how many keywords a word record keeps: more than
 // MaxSuggestions, so that a query of several words, which filters the
-// record of its first word, still finds some.
+// records of its words, still finds some when all of them are frequent.
 const wordCandidates = 32
 
 // Separators of the suggestion tables in the key after the country code.
@@ -280,7 +281,7 @@ func (sb *suggestBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 // that begin with the normalized prefix, by volume, then, if fewer than n
 // do, keywords that hold it as whole words after their first word. It
 // reads one prefix record or at most PrefixScanLimit keyword keys, and at
-// most one word record, whatever the size of the index. A build older
+// most one word record a word of prefix, whatever the size of the index. A build older
 // than format version 3 has no tables: its prefixes are scanned (still at
 // most PrefixScanLimit keys) and words find nothing.
 func (s *Store) Suggest(ctx context.Context, country, prefix string, n int) ([]string, error) {
@@ -371,32 +372,52 @@ func (h *handle) scanPrefix(country, prefix string, n int) ([]string, error) {
 	return out, nil
 }
 
-// wholeWords adds to out, up to n, the keywords of the first word's record
-// of prefix that hold prefix as whole words after their first word.
+// wholeWords adds to out, up to n, keywords that hold prefix as whole
+// words after their first word, from the word records of prefix's words:
+// every such keyword holds each of them after its first word, so the
+// record of any one of them lists it, unless that record is full (a word
+// after the first word of more than wordCandidates keywords keeps only its
+// wordCandidates most searched). The answer is exact when one record is
+// complete, or when one record alone yields enough matches (any match it
+// lacks ranks below all of them); only a query all of whose words are
+// frequent and whose few matches rank low in each record can miss some.
+// It reads one word record for each distinct word of prefix.
 func (h *handle) wholeWords(country, prefix string, n int, out []string) ([]string, error) {
-	first, _, _ := strings.Cut(prefix, " ")
-	key, ok := appendTableKey(nil, country, wordSep, first)
-	if !ok {
-		return out, nil
-	}
-	var cands []string
-	_, err := h.getValue(key, func(v []byte) error {
-		var err error
-		cands, err = decodeKeywords(v, wordCandidates)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cands {
-		if len(out) == n {
-			break
+	want := n - len(out)
+	var best []string // the most matches of a full record
+	var key []byte
+	var seen []string
+	for w := range strings.SplitSeq(prefix, " ") {
+		if w == "" || slices.Contains(seen, w) {
+			continue
 		}
-		if !slices.Contains(out, c) && holdsWords(c, prefix) {
-			out = append(out, c)
+		seen = append(seen, w)
+		var ok bool
+		if key, ok = appendTableKey(key[:0], country, wordSep, w); !ok {
+			return out, nil
+		}
+		var cands []string
+		if _, err := h.getValue(key, func(v []byte) error {
+			var err error
+			cands, err = decodeKeywords(v, wordCandidates)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		var matches []string
+		for _, c := range cands {
+			if len(matches) < want && !slices.Contains(out, c) && holdsWords(c, prefix) {
+				matches = append(matches, c)
+			}
+		}
+		if len(cands) < wordCandidates || len(matches) == want {
+			return append(out, matches...), nil
+		}
+		if len(matches) > len(best) {
+			best = matches
 		}
 	}
-	return out, nil
+	return append(out, best...), nil
 }
 
 // holdsWords reports whether keyword holds words as whole words, after its
@@ -428,4 +449,68 @@ func entryVolume(b []byte) (int64, error) {
 		return 0, d.err
 	}
 	return max(kw.Deref(v), 0), nil
+}
+
+// SharedPrefix returns the longest beginning of the normalized keyword q,
+// cut at a rune boundary, that also begins some keyword of the country: ""
+// when none shares even its first character. The keywords that share the
+// most with q are its neighbours in key order, so it is one seek and one
+// step back, whatever the size of the index; a 404's "did you mean" asks
+// for the suggestions of this prefix instead of bisecting over q's
+// prefixes with a suggestion read each.
+func (s *Store) SharedPrefix(ctx context.Context, country, q string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	h := s.acquire()
+	if h == nil {
+		return "", kw.ErrNoIndex
+	}
+	defer s.release(h)
+	p, err := h.sharedPrefix(country, q)
+	if err != nil {
+		s.damaged(h, err)
+		return "", fmt.Errorf("cannot read the keywords next to %s %q in index build %s: %w: %s", country, q, h.id, kw.ErrIndexDamaged, s.describe(err))
+	}
+	return p, nil
+}
+
+func (h *handle) sharedPrefix(country, q string) (string, error) {
+	key, ok := appendKey(nil, country, q)
+	if !ok || q == "" {
+		return "", nil
+	}
+	// Keyword keys only: the country, 0x00, the keyword.
+	lower := key[:3:3]
+	upper := []byte{key[0], key[1], 1}
+	it, err := h.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	if it.SeekGE(key) {
+		n = commonPrefix(q, string(it.Key()[3:]))
+	}
+	if it.Error() == nil && it.SeekLT(key) {
+		n = max(n, commonPrefix(q, string(it.Key()[3:])))
+	}
+	// Close returns the error of either seek.
+	if err := it.Close(); err != nil {
+		return "", err
+	}
+	for n > 0 && n < len(q) && !utf8.RuneStart(q[n]) {
+		n--
+	}
+	return q[:n], nil
+}
+
+// commonPrefix is the length in bytes of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }

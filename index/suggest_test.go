@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
@@ -19,6 +20,7 @@ import (
 func suggestLake(tb testing.TB, data string, n int, seed uint64) []kw.KeywordRecord {
 	tb.Helper()
 	vocab := []string{"run", "running", "runner", "shoes", "shoe", "trail", "best", "for", "women", "men", "cheap", "nike", "größe", "über", "a", "b"}
+	rare := []string{"zebra", "ultra", "kids", "wide"}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	seen := map[string]bool{}
 	var recs []kw.KeywordRecord
@@ -26,6 +28,9 @@ func suggestLake(tb testing.TB, data string, n int, seed uint64) []kw.KeywordRec
 		words := make([]string, 1+rng.IntN(4))
 		for i := range words {
 			words[i] = vocab[rng.IntN(len(vocab))]
+			if rng.IntN(40) == 0 {
+				words[i] = rare[rng.IntN(len(rare))]
+			}
 		}
 		k := strings.Join(words, " ")
 		if seen[k] {
@@ -78,11 +83,65 @@ func bruteSuggest(recs []kw.KeywordRecord, prefix string, n int) []string {
 	return out
 }
 
+// wordsExact reports whether wholeWords answers prefix exactly: a query of
+// one word, or one of its words is held (after the first word) by fewer
+// than wordCandidates keywords, or the wordCandidates most searched that
+// hold it include enough matches. holders maps a word to the keywords
+// holding it, most searched first (wordHolders).
+func wordsExact(recs []kw.KeywordRecord, holders map[string][]string, prefix string, n int) bool {
+	begins := 0
+	for _, r := range recs {
+		if strings.HasPrefix(r.Keyword, prefix) {
+			begins++
+		}
+	}
+	words := strings.Fields(prefix)
+	if begins >= n || len(words) <= 1 {
+		return true
+	}
+	for _, w := range words {
+		list := holders[w]
+		if len(list) < wordCandidates {
+			return true
+		}
+		matches := 0
+		for _, k := range list[:wordCandidates] {
+			if !strings.HasPrefix(k, prefix) && holdsWords(k, prefix) {
+				matches++
+			}
+		}
+		if matches >= n-begins {
+			return true
+		}
+	}
+	return false
+}
+
+// wordHolders maps each word to the keywords holding it after their first
+// word, most searched first.
+func wordHolders(recs []kw.KeywordRecord) map[string][]string {
+	sorted := slices.Clone(recs)
+	slices.SortFunc(sorted, func(a, b kw.KeywordRecord) int {
+		return scoredCmp(scored{a.Keyword, kw.Deref(a.Volume)}, scored{b.Keyword, kw.Deref(b.Volume)})
+	})
+	out := map[string][]string{}
+	for _, r := range sorted {
+		words := strings.Fields(r.Keyword)
+		for i, w := range words {
+			if i > 0 && !slices.Contains(words[1:i], w) {
+				out[w] = append(out[w], r.Keyword)
+			}
+		}
+	}
+	return out
+}
+
 // TestSuggestMatchesBruteForce compares Suggest with the oracle over
 // every prefix of every keyword and some that begin none: prefix answers
-// are exact, and so are whole-word answers for one-word queries; for
-// queries of several words (filtered from their first word's record) each
-// answer must at least hold the words.
+// are exact, and so are whole-word answers whenever one of the query's
+// word records is complete or alone yields enough matches (wholeWords);
+// otherwise each answer must at least hold the words. Rare words ("zebra",
+// "ultra") make complete records of several-word queries common.
 func TestSuggestMatchesBruteForce(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -99,7 +158,8 @@ func TestSuggestMatchesBruteForce(t *testing.T) {
 					}
 				}
 			}
-			checked := 0
+			holders := wordHolders(recs)
+			checked, severalWords := 0, 0
 			for p := range prefixes {
 				for _, n := range []int{3, 10} {
 					got, err := s.Suggest(ctx, "us", p, n)
@@ -107,7 +167,11 @@ func TestSuggestMatchesBruteForce(t *testing.T) {
 						t.Fatal(err)
 					}
 					want := bruteSuggest(recs, p, n)
-					if !strings.Contains(p, " ") || len(want) > 0 && strings.HasPrefix(want[len(want)-1], p) {
+					exact := wordsExact(recs, holders, p, n)
+					if exact && strings.Contains(strings.TrimSpace(p), " ") {
+						severalWords++
+					}
+					if exact || len(want) > 0 && strings.HasPrefix(want[len(want)-1], p) {
 						if !slices.Equal(got, want) {
 							t.Fatalf("Suggest(%q, %d) = %q, want %q", p, n, got, want)
 						}
@@ -124,13 +188,61 @@ func TestSuggestMatchesBruteForce(t *testing.T) {
 					checked++
 				}
 			}
-			if checked < 1000 {
-				t.Fatalf("checked only %d prefixes", checked)
+			if checked < 1000 || severalWords < 100 {
+				t.Fatalf("checked only %d prefixes, %d exactly with several words", checked, severalWords)
 			}
 			if got, err := s.Suggest(ctx, "gb", "run", 10); err != nil || len(got) != 0 {
 				t.Errorf("another country: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// TestSharedPrefixMatchesBruteForce checks the one-seek longest shared
+// beginning against every keyword, for prefixes of keywords with a letter
+// changed or added, words the index lacks, a country without keywords and
+// multi-byte runes cut in the middle.
+func TestSharedPrefixMatchesBruteForce(t *testing.T) {
+	data := t.TempDir()
+	recs := suggestLake(t, data, 1500, 3)
+	buildIndex(t, data, "2026-11-21")
+	s := openStore(t, data)
+	ctx := context.Background()
+	brute := func(q string) string {
+		best := 0
+		for _, r := range recs {
+			n := commonPrefix(q, r.Keyword)
+			for n > 0 && n < len(q) && !utf8.RuneStart(q[n]) {
+				n--
+			}
+			best = max(best, n)
+		}
+		return q[:best]
+	}
+	qs := []string{"zzz", "a", "größx", "über alles", "ü", "\u00fc", "shoes for wom", "~"}
+	for i, r := range recs {
+		if i%7 != 0 {
+			continue
+		}
+		k := r.Keyword
+		qs = append(qs, k+"x", k+" zq", k[:len(k)/2]+"q", strings.ToUpper(k[:1])+k[1:])
+		for j := range k {
+			if j > 0 && utf8.RuneStart(k[j]) {
+				qs = append(qs, k[:j]+"\xff") // past every keyword sharing k[:j]
+			}
+		}
+	}
+	for _, q := range qs {
+		got, err := s.SharedPrefix(ctx, "us", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := brute(q); got != want {
+			t.Fatalf("SharedPrefix(%q) = %q, want %q", q, got, want)
+		}
+	}
+	if got, err := s.SharedPrefix(ctx, "gb", "running"); err != nil || got != "" {
+		t.Errorf("another country: %q, %v", got, err)
 	}
 }
 
@@ -176,6 +288,7 @@ func BenchmarkSuggest(b *testing.B) {
 			{"record", "k"},                 // every keyword
 			{"scan", genKeyword(n / 2)[:7]}, // ten keywords: no record
 			{"word", "grinder"},             // only inside keywords
+			{"words", "coffee grinder"},     // two words inside keywords: two word records
 			{"none", "zzz"},                 // nothing
 		} {
 			b.Run(fmt.Sprintf("keywords=%d/%s", n, q.name), func(b *testing.B) {

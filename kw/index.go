@@ -116,4 +116,9 @@ type SuggestIndex interface {
 	// normalized prefix, most searched first, then, if fewer do, keywords
 	// holding it as whole words. Its cost does not grow with the index.
 	Suggest(ctx context.Context, country, prefix string, n int) ([]string, error)
+	// SharedPrefix returns the longest beginning of the normalized
+	// keyword q, at a rune boundary, that also begins some keyword of
+	// the country ("" when none does). Its cost does not grow with the
+	// index either.
+	SharedPrefix(ctx context.Context, country, q string) (string, error)
 }

@@ -37,6 +37,10 @@ type Config struct {
 	// Retention says how many index builds and days of lake partitions to
 	// keep. Default 3 builds and 35 days.
 	Retention Retention `yaml:"retention"`
+	// Publish, when its to is set, uploads every build the pipeline
+	// publishes to an object store, for servers on other hosts (kwdata
+	// serve --index s3://…). Default: none; builds stay in the data folder.
+	Publish Publish `yaml:"publish"`
 	// Sources are where the ingest stage takes each country's keywords
 	// and SERPs from: the keywords, files, googleads and dataforseo
 	// sections, which package ingest owns, defaults and checks.
@@ -46,6 +50,18 @@ type Config struct {
 	Path string `yaml:"-"`
 	// Location is Timezone, loaded.
 	Location *time.Location `yaml:"-"`
+}
+
+// Publish is the publish section: where the build-index stage uploads a
+// new build once it is published locally. Credentials and region come
+// from the standard AWS chain (environment, shared config), never from
+// this file.
+type Publish struct {
+	// To is s3://BUCKET/PREFIX. Empty: no upload.
+	To string `yaml:"to"`
+	// Endpoint is the store's URL for stores other than AWS S3
+	// (MinIO, Ceph, R2), e.g. http://minio:9000. Default: AWS S3.
+	Endpoint string `yaml:"endpoint"`
 }
 
 // DefaultTimezone is the time zone of the schedule and the run date when
@@ -330,6 +346,7 @@ func (c *Config) finish(dir string, missing map[string][]string) problems {
 	configured := c.checkCountries(&p)
 	c.checkSchedule(&p)
 	c.checkRetention(&p)
+	c.checkPublish(&p)
 
 	p = append(p, c.Sources.Check(dir, configured, func(key string, optional bool) bool {
 		if optional {
@@ -405,6 +422,23 @@ func (c *Config) checkRetention(p *problems) {
 		p.addf("retention.keep_days is %d; write a number of days of at least 1 (default %d)", c.Retention.KeepDays, DefaultKeepDays)
 	}
 	c.Retention = c.Retention.withDefaults()
+}
+
+// checkPublish checks the shape of the publish section; the command that
+// uploads parses it in full.
+func (c *Config) checkPublish(p *problems) {
+	to, ep := c.Publish.To, c.Publish.Endpoint
+	if to != "" {
+		bucket, _, _ := strings.Cut(strings.TrimPrefix(to, "s3://"), "/")
+		if !strings.HasPrefix(to, "s3://") || bucket == "" {
+			p.addf("publish.to is %q; write s3://BUCKET/PREFIX", to)
+		}
+	} else if ep != "" {
+		p.addf("publish.endpoint is set but publish.to is empty; write to: s3://BUCKET/PREFIX")
+	}
+	if ep != "" && !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
+		p.addf("publish.endpoint is %q; write the store's URL, e.g. http://minio:9000", ep)
+	}
 }
 
 // supportedCodes lists the supported country codes, lower case.

@@ -16,6 +16,7 @@ countries: [us, DE]
 schedule: "0 3 * * *"
 timezone: Europe/Berlin
 retention: { keep_builds: 5, keep_days: 40 }
+publish: { to: s3://kwdata-builds/prod/index, endpoint: "http://minio:9000" }
 keywords:
   us: seeds/us.txt
   de: /abs/seeds/de.txt
@@ -84,6 +85,9 @@ func TestLoadConfigFull(t *testing.T) {
 	}
 	if cfg.Retention != (Retention{KeepBuilds: 5, KeepDays: 40, MaxAgeDays: 30}) {
 		t.Errorf("retention = %+v", cfg.Retention)
+	}
+	if cfg.Publish != (Publish{To: "s3://kwdata-builds/prod/index", Endpoint: "http://minio:9000"}) {
+		t.Errorf("publish = %+v", cfg.Publish)
 	}
 	if cfg.Keywords["us"] != filepath.Join(dir, "seeds/us.txt") || cfg.Keywords["de"] != "/abs/seeds/de.txt" {
 		t.Errorf("keywords = %v", cfg.Keywords)
@@ -172,6 +176,11 @@ func TestLoadConfigErrors(t *testing.T) {
 			[]string{`files.us.usd_rate: "euro" is not a currency code`, "files.us.usd_rate.GBP is 0", "files.us.usd_rate.usd is 1.1; USD needs no rate"}},
 		{"file rate twice", "data: d\ncountries: [us]\nfiles: { us: { planner_csv: [a], usd_rate: { eur: 1.08, EUR: 1.09 } } }\n", nil,
 			[]string{"files.us.usd_rate: EUR is given twice"}},
+		{"publish not s3", base + "publish: { to: /mnt/builds }\n", nil, []string{`publish.to is "/mnt/builds"`, "s3://BUCKET/PREFIX"}},
+		{"publish no bucket", base + "publish: { to: \"s3:///x\" }\n", nil, []string{"publish.to", "s3://BUCKET/PREFIX"}},
+		{"publish endpoint alone", base + "publish: { endpoint: \"http://minio:9000\" }\n", nil, []string{"publish.to is empty"}},
+		{"publish bad endpoint", base + "publish: { to: s3://b, endpoint: minio:9000 }\n", nil, []string{"publish.endpoint", "http://minio:9000"}},
+		{"publish unknown key", base + "publish: { url: s3://b }\n", nil, []string{"publish.url (line 5) is not a known key"}},
 		{"wrong type", base + "retention: { keep_days: lots }\n", nil, []string{"line 5", "lots"}},
 		{"empty file", "\n# nothing\n", nil, []string{"empty"}},
 		{"two documents", base + "---\ndata: other\n", nil, []string{"more than one YAML document"}},

@@ -21,8 +21,9 @@ type Access interface {
 	// cannot cover n, an HTTPError for any other refusal, or any other
 	// error for an internal failure (answered 500, cause logged). n == 0
 	// only authenticates: it reserves nothing and is never refused for
-	// the allowance. On success the caller must end the Ticket with Commit
-	// or Cancel.
+	// the allowance. An error wrapping ErrAccessUnavailable means the
+	// counting store cannot be reached (503). On success the caller must
+	// end the Ticket with Commit or Cancel.
 	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error)
 }
 
@@ -37,6 +38,16 @@ type Readier interface {
 // ErrNotReady is wrapped by the error of GET /readyz when the server runs
 // but cannot do its whole job (503 not_ready).
 var ErrNotReady = errors.New("server is not ready")
+
+// ErrAccessUnavailable is wrapped by an Access error when the store that
+// counts lookups cannot be reached (a shared Redis, say): the request is
+// answered 503 access_unavailable with Retry-After, neither free nor a
+// 500.
+var ErrAccessUnavailable = errors.New("access store is unavailable")
+
+// accessRetryAfter is the Retry-After, in seconds, of access_unavailable:
+// a restarted Redis or a failed-over one answers within seconds.
+const accessRetryAfter = "5"
 
 // Ticket is a reservation of lookups made by Access.Admit. Exactly one of
 // Commit or Cancel takes effect; calls after the first are no-ops, so a

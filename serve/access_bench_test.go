@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os/exec"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/serve/access"
 )
@@ -32,9 +34,14 @@ func (x *readOnlyIndex) Lookup(_ context.Context, country, keyword string) (kw.E
 
 func (x *readOnlyIndex) Info() (kw.IndexInfo, bool) { return x.info, true }
 
-// storeAccess adapts access.Store to Access the way cmd/kwdata does, minus
-// the error translation a benchmark that is never refused does not need.
-type storeAccess struct{ s *access.Store }
+// storeAccess adapts access.Store (or access.RedisStore) to Access the
+// way cmd/kwdata does, minus the error translation a benchmark that is
+// never refused does not need.
+type storeAccess struct {
+	s interface {
+		Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*access.Reservation, error)
+	}
+}
 
 func (a storeAccess) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error) {
 	res, err := a.s.Admit(ctx, r, client, n)
@@ -50,7 +57,9 @@ func (a storeAccess) Admit(ctx context.Context, r *http.Request, client netip.Ad
 // high enough never to refuse, so every request counts and sets the
 // RateLimit fields), "no_access" is the server without access tiers.
 // Requests spread over 1,000 keywords and, for anonymous callers, 1,024
-// client addresses.
+// client addresses. The redis_* cases are the same with the shared store
+// on a redis-server on loopback (skipped when it is not installed): a
+// counted request pays one round trip, a paid one none.
 func BenchmarkServeParallel(b *testing.B) {
 	fake := newFakeIndex(b)
 	idx := &readOnlyIndex{info: fake.info, entries: map[[2]string]kw.Entry{}}
@@ -80,17 +89,43 @@ func BenchmarkServeParallel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, bc := range []struct {
+	type benchCase struct {
 		name      string
 		access    Access
 		key       string
 		rateLimit bool // counted answers carry RateLimit fields
-	}{
+	}
+	cases := []benchCase{
 		{"no_access", nil, "", false},
 		{"paid", storeAccess{st}, paidKey, false},
 		{"registered", storeAccess{st}, regKey, true},
 		{"anonymous", storeAccess{st}, "", true},
-	} {
+	}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		rd := testservers.StartRedis(b)
+		rs, err := access.OpenRedis(ctx, access.RedisOptions{URL: rd.URL()}, access.Options{
+			AnonymousPerDay: 1 << 60, RegisteredPerMonth: 1 << 60,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { rs.Close() })
+		regKey, _, err := rs.CreateKey(ctx, access.Registered, "", time.Time{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		paidKey, _, err := rs.CreateKey(ctx, access.Paid, "", time.Time{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cases = append(cases,
+			benchCase{"redis_paid", storeAccess{rs}, paidKey, false},
+			benchCase{"redis_registered", storeAccess{rs}, regKey, true},
+			benchCase{"redis_anonymous", storeAccess{rs}, "", true})
+	} else {
+		b.Log("redis-server is not installed: no redis_* cases")
+	}
+	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
 			s := New(Options{Index: idx, Access: bc.access, Logger: slog.New(slog.DiscardHandler)})
 			reqs := make([]*http.Request, nKeywords)

@@ -18,10 +18,14 @@
 # 7th keyword, the paid key) in KW_BENCH_WRK_ROUNDS alternating rounds
 # (default 3): the figure an operator measuring with wrk sees, which
 # differs from the pinned one (wrk, both servers and the rest of the
-# machine share both cores).
+# machine share both cores). When redis-server is installed, a third
+# server joins the wrk rounds: `kwdata serve --access redis://` on a
+# redis-server of its own (AOF, appendfsync everysec), with a paid key
+# created there.
 # Last, in the same run, `go test -bench BenchmarkServeParallel ./serve`
 # gives the cost of counting: the handler with the real access store, paid
-# (uncounted) beside registered and anonymous (counted) callers.
+# (uncounted) beside registered and anonymous (counted) callers, for the
+# embedded store and (redis_*) the Redis one.
 #
 # KW_BENCH_DIR keeps the sample, lake and index between runs (default: a
 # temporary folder, removed after), so a re-run skips straight to the load.
@@ -168,9 +172,42 @@ if command -v wrk >/dev/null; then
 		[[ $i == 100 ]] && { echo "bench.sh: servers did not start for wrk; see $DIR/serve.log" >&2; exit 1; }
 		sleep 0.1
 	done
+	SERVERS=(baseline kwdata)
+	declare -A PORTS=([baseline]=$BPORT [kwdata]=$KPORT) KEYS=([baseline]=$KEY [kwdata]=$KEY)
+	# The shared store: its own redis-server and data folder copy (the
+	# embedded server holds DATA/access), a paid key created in Redis.
+	if command -v redis-server >/dev/null; then
+		RPORT=$((KPORT + 2)) SPORT=$((KPORT + 3))
+		mkdir -p "$DIR/redis"
+		redis-server --bind 127.0.0.1 --port "$SPORT" --save "" --appendonly yes --appendfsync everysec \
+			--dir "$DIR/redis" >"$DIR/redis.log" 2>&1 &
+		pids+=($!)
+		for i in $(seq 100); do
+			[[ "$(redis-cli -p "$SPORT" ping 2>/dev/null)" == PONG ]] && break
+			[[ $i == 100 ]] && { echo "bench.sh: redis-server did not start; see $DIR/redis.log" >&2; exit 1; }
+			sleep 0.1
+		done
+		RURL="redis://127.0.0.1:$SPORT/0"
+		# A copy of the index: Pebble lets one process open a database.
+		rm -rf "$DIR/rdata"
+		mkdir -p "$DIR/rdata"
+		cp -a "$DIR/data/index" "$DIR/rdata/index"
+		RKEY=$("$BIN" keys create --access "$RURL" --tier paid 2>/dev/null | head -n1)
+		"$BIN" serve --data "$DIR/rdata" --access "$RURL" --addr "127.0.0.1:$RPORT" 2>>"$DIR/serve-redis.log" &
+		pids+=($!)
+		for i in $(seq 100); do
+			ready "http://127.0.0.1:$RPORT/readyz" && break
+			[[ $i == 100 ]] && { echo "bench.sh: kwdata serve --access redis:// did not start; see $DIR/serve-redis.log" >&2; exit 1; }
+			sleep 0.1
+		done
+		SERVERS+=(kwdata_redis)
+		PORTS[kwdata_redis]=$RPORT KEYS[kwdata_redis]=$RKEY
+	else
+		echo "bench.sh: redis-server is not installed (apt-get install redis-server); no Redis figures" >&2
+	fi
 	WRK_ROUNDS=${KW_BENCH_WRK_ROUNDS:-3}
-	wrkrun() { # port seconds: prints "rps p99_ms non2xx"
-		KW_KEYWORDS="$DIR/keywords.txt" KW_KEY="$KEY" wrk -t1 -c"$CONNS" -d"$2"s --latency \
+	wrkrun() { # port seconds key: prints "rps p99_ms non2xx"
+		KW_KEYWORDS="$DIR/keywords.txt" KW_KEY="$3" wrk -t1 -c"$CONNS" -d"$2"s --latency \
 			-s "$ROOT/serve/internal/loadtest/wrk.lua" "http://127.0.0.1:$1" | awk '
 			function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
 			$1 == "99%" { p99 = ms($2) }
@@ -178,22 +215,21 @@ if command -v wrk >/dev/null; then
 			/^wrk_non2xx=/ { split($0, a, "="); bad = a[2] }
 			END { printf "%.0f %.3f %d\n", rps, p99, bad }'
 	}
-	wrkrun "$BPORT" 2 >/dev/null
-	wrkrun "$KPORT" 2 >/dev/null
+	for t in "${SERVERS[@]}"; do
+		wrkrun "${PORTS[$t]}" 2 "${KEYS[$t]}" >/dev/null
+	done
 	declare -A wrps wp99
 	for r in $(seq "$WRK_ROUNDS"); do
-		for t in baseline kwdata; do
-			port=$BPORT
-			[[ $t == kwdata ]] && port=$KPORT
-			read -r rate p bad < <(wrkrun "$port" "$SECS")
+		for t in "${SERVERS[@]}"; do
+			read -r rate p bad < <(wrkrun "${PORTS[$t]}" "$SECS" "${KEYS[$t]}")
 			echo "wrk round $r: $t rps=$rate p99_ms=$p non2xx=$bad"
-			[[ $t == kwdata && $bad != 0 ]] && echo "bench.sh: kwdata answered $bad requests with other than 2xx under wrk" >&2
+			[[ $t != baseline && $bad != 0 ]] && echo "bench.sh: $t answered $bad requests with other than 2xx under wrk" >&2
 			wrps[$t]+="$rate " wp99[$t]+="$p "
 		done
 	done
 	echo
 	printf '%-44s %12s %10s\n' "wrk -t1 -c$CONNS, unpinned (median of $WRK_ROUNDS)" "requests/s" "p99 ms"
-	for t in baseline kwdata; do
+	for t in "${SERVERS[@]}"; do
 		printf '%-44s %12s %10s\n' "$t" \
 			"$(tr ' ' '\n' <<<"${wrps[$t]}" | grep . | median)" \
 			"$(tr ' ' '\n' <<<"${wp99[$t]}" | grep . | median)"
@@ -201,6 +237,11 @@ if command -v wrk >/dev/null; then
 	awk -v k="$(tr ' ' '\n' <<<"${wrps[kwdata]}" | grep . | median)" -v b="$(tr ' ' '\n' <<<"${wrps[baseline]}" | grep . | median)" \
 		-v kp="$(tr ' ' '\n' <<<"${wp99[kwdata]}" | grep . | median)" -v bp="$(tr ' ' '\n' <<<"${wp99[baseline]}" | grep . | median)" \
 		'BEGIN { printf "wrk ratio kwdata / baseline: %.2f (target >= 0.80); p99 %.2f x the baseline'"'"'s (target <= 1.5)\n", k / b, kp / bp }'
+	if [[ -n "${wrps[kwdata_redis]:-}" ]]; then
+		awk -v r="$(tr ' ' '\n' <<<"${wrps[kwdata_redis]}" | grep . | median)" -v k="$(tr ' ' '\n' <<<"${wrps[kwdata]}" | grep . | median)" \
+			-v b="$(tr ' ' '\n' <<<"${wrps[baseline]}" | grep . | median)" \
+			'BEGIN { printf "wrk ratio kwdata_redis (paid key) / kwdata: %.2f; / baseline: %.2f\n", r / k, r / b }'
+	fi
 	cleanup
 	pids=()
 else
@@ -219,9 +260,9 @@ NS=$(awk '/^BenchmarkServeParallel\// {
 	split($1, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
 	for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") print name, $i
 }' <<<"$BOUT")
-for name in no_access paid registered anonymous; do
+for name in no_access paid registered anonymous redis_paid redis_registered redis_anonymous; do
 	m=$(awk -v n="$name" '$1 == n { print $2 }' <<<"$NS" | median)
 	[[ -n "$m" ]] || continue
 	awk -v n="$name" -v m="$m" -v p="$(awk '$1 == "paid" { print $2 }' <<<"$NS" | median)" \
-		'BEGIN { printf "  %-12s %8.0f ns/op %10.0f requests/s  %5.2f x paid\n", n, m, 1e9 / m, p / m }'
+		'BEGIN { printf "  %-17s %8.0f ns/op %10.0f requests/s  %5.2f x paid (embedded)\n", n, m, 1e9 / m, p / m }'
 done

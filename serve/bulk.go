@@ -176,9 +176,7 @@ func (s *Server) bulkLookup(r *http.Request, c kw.Country, keywords []string, h 
 			counted++
 		case errors.Is(it.err, kw.ErrNotFound):
 			counted++
-			it.err = HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
-				Msg: fmt.Sprintf("The index has no data for %q in %s; check the spelling or try another country.", it.q, c.Code),
-				Err: it.err}
+			it.err = s.notFound(ctx, it.q, c.Code, it.err)
 		case indexUnavailable(it.err):
 			// Logged once by the index and counted in the metrics.
 		default:

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
 )
@@ -281,6 +282,36 @@ func (f *fakeIndex) IntentGroup(ctx context.Context, country, leader string) (kw
 		g.Members = g.Members[:kw.MaxGroupMembers]
 	}
 	return g, nil
+}
+
+// SharedPrefix is the brute force of kw.SuggestIndex's: the longest
+// common beginning of q and any keyword of the country.
+func (f *fakeIndex) SharedPrefix(ctx context.Context, country, q string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return "", f.err
+	}
+	if !f.ok {
+		return "", kw.ErrNoIndex
+	}
+	best := ""
+	for k := range f.entries {
+		if k[0] != country {
+			continue
+		}
+		n := 0
+		for n < len(q) && n < len(k[1]) && q[n] == k[1][n] {
+			n++
+		}
+		for n > 0 && n < len(q) && !utf8.RuneStart(q[n]) {
+			n--
+		}
+		if n > len(best) {
+			best = q[:n]
+		}
+	}
+	return best, nil
 }
 
 // Suggest is the brute force of kw.SuggestIndex over the entries: those

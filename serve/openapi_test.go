@@ -72,6 +72,10 @@ var exampleCases = []exampleCase{
 		setup: func(ds *demoServer) {
 			ds.index.err = fmt.Errorf("cannot read US %q from index build b: %w: checksum mismatch", "running shoes", kw.ErrIndexDamaged)
 		}},
+	{loc: "#IndexUnavailable access_unavailable", method: "GET", target: "/v1/keyword?q=running+shoes",
+		setup: func(ds *demoServer) {
+			ds.access.err = fmt.Errorf("cannot count the lookup: %w: dial tcp 10.0.0.5:6379: connection refused", ErrAccessUnavailable)
+		}},
 	{loc: "GET /v1/intent 200 running_shoe", method: "GET", target: "/v1/intent?q=running+shoe&country=us"},
 	{loc: "GET /v1/intent 404 keyword_not_found", method: "GET", target: "/v1/intent?q=running+sandals&country=us"},
 	{loc: "GET /v1/intent 400 missing_q", method: "GET", target: "/v1/intent"},

@@ -34,6 +34,7 @@ const (
 	CodeQuotaExhausted     = "quota_exhausted"
 	CodeIndexUnavailable   = "index_unavailable"
 	CodeNotReady           = "not_ready"
+	CodeAccessUnavailable  = "access_unavailable"
 	CodeMethodNotAllowed   = "method_not_allowed"
 	CodeNotFound           = "not_found"
 	CodeInternal           = "internal"
@@ -53,6 +54,7 @@ var problems = map[string]problemInfo{
 	CodeQuotaExhausted:       {"Allowance used up", "The lookup allowance of this caller is used up. Retry after the number of seconds in the Retry-After header, or use an API key of a higher tier."},
 	CodeIndexUnavailable:     {"Index unavailable", "No keyword index is loaded yet, or the served one cannot be read for this keyword and is being reloaded. Retry in a moment; GET /readyz reports when the server is ready."},
 	CodeNotReady:             {"Not ready", "The server runs but cannot do its whole job, for example keep lookup counts because its data folder is gone. Its log says why."},
+	CodeAccessUnavailable:    {"Lookup counting unavailable", "The server cannot reach the shared store that counts lookups, so it cannot answer a counted request just now; the request was not counted. Retry after the seconds in the Retry-After header; paid keys the server already knows keep working."},
 	CodeMethodNotAllowed:     {"Method not allowed", "The path exists but does not accept this method; the Allow header lists the methods it does accept."},
 	CodeNotFound:             {"Not found", "No resource lives at this path. The API is under /v1/."},
 	CodeInternal:             {"Internal error", "The server failed to answer. The failure has been logged; retrying may help."},
@@ -214,9 +216,13 @@ func classify(err error) HTTPError {
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeIndexUnavailable,
 			Msg: "The keyword index cannot be read for this keyword right now and is being reloaded; retry shortly.", Err: err,
 			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, ErrAccessUnavailable):
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeAccessUnavailable,
+			Msg: "The server cannot count lookups right now (its access store does not answer); this request was not counted. Retry shortly.", Err: err,
+			Header: http.Header{"Retry-After": {accessRetryAfter}}}
 	case errors.Is(err, ErrNotReady):
 		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeNotReady,
-			Msg: "The server cannot keep lookup counts (its data folder is gone or replaced); the server's log says what to do.", Err: err}
+			Msg: "The server cannot keep lookup counts (its data folder is gone or replaced, or its shared access store does not answer); the server's log says what to do.", Err: err}
 	case errors.Is(err, kw.ErrNotFound):
 		return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
 			Msg: "The index has no data for this keyword in this country.", Err: err}
@@ -258,7 +264,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string
 	}
 	he := classify(err)
 	switch {
-	case he.Status >= 500 && !indexUnavailable(err) && !errors.Is(err, ErrNotReady):
+	case he.Status >= 500 && !indexUnavailable(err) && !errors.Is(err, ErrNotReady) && !errors.Is(err, ErrAccessUnavailable):
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	case he.Status >= 500:
@@ -266,7 +272,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, route string
 		// would repeat it every few seconds, and kwdata_index_ready and the
 		// 503 count already show it. A damaged index is logged once by the
 		// index, naming the file, and counted in
-		// kwdata_index_damaged_lookups_total; a Readier logs its own failure.
+		// kwdata_index_damaged_lookups_total; a Readier logs its own failure,
+		// and so does an access store that cannot be reached.
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused",
 			slog.String("route", route), slog.Int("status", he.Status), slog.Any("err", err))
 	}

@@ -47,6 +47,19 @@ func (d damageCounter) Suggest(ctx context.Context, country, prefix string, n in
 	return out, err
 }
 
+// SharedPrefix forwards like Suggest.
+func (d damageCounter) SharedPrefix(ctx context.Context, country, q string) (string, error) {
+	si, ok := d.Index.(kw.SuggestIndex)
+	if !ok {
+		return "", nil
+	}
+	p, err := si.SharedPrefix(ctx, country, q)
+	if err != nil && errors.Is(err, kw.ErrIndexDamaged) {
+		d.n.Inc()
+	}
+	return p, err
+}
+
 // suggester returns the index's suggestions, or nil when it has none.
 func (s *Server) suggester() kw.SuggestIndex {
 	si, _ := s.index.(kw.SuggestIndex)
@@ -170,39 +183,25 @@ func appendSuggestJSON(dst []byte, q, country string, list []string) []byte {
 }
 
 // didYouMean returns up to DidYouMean keywords close to a keyword the
-// index lacks: the suggestions of the longest prefix of q (at a rune
-// boundary) that has any, found by bisection, so at most about
-// log2(80) ≈ 7 suggestion reads. Failures give none: the answer is a 404
-// either way.
+// index lacks: the suggestions of the longest beginning of q that begins
+// some keyword (its trailing spaces dropped). That costs one seek for the
+// prefix and one suggestion read, so a bulk answer can offer them for
+// each of its 404s. Failures give none: the answer is a 404 either way.
 func (s *Server) didYouMean(ctx context.Context, country, q string) []string {
 	si := s.suggester()
 	if si == nil {
 		return nil
 	}
-	var cuts []int // rune boundaries, shortest prefix first
-	for i := range q {
-		if i > 0 {
-			cuts = append(cuts, i)
-		}
+	p, err := si.SharedPrefix(ctx, country, q)
+	if p = strings.TrimRight(p, " "); err != nil || p == "" {
+		return nil
 	}
-	cuts = append(cuts, len(q))
-	var best []string
-	lo, hi := 0, len(cuts)-1
-	for lo <= hi {
-		mid := (lo + hi) / 2
-		p := strings.TrimRight(q[:cuts[mid]], " ")
-		got, err := si.Suggest(ctx, country, p, DidYouMean+1)
-		if err != nil {
-			return nil
-		}
-		got = removeString(got, q)
-		if len(got) > 0 {
-			best, lo = got, mid+1
-		} else {
-			hi = mid - 1
-		}
+	got, err := si.Suggest(ctx, country, p, DidYouMean+1)
+	if err != nil {
+		return nil
 	}
-	return best[:min(len(best), DidYouMean)]
+	got = removeString(got, q)
+	return got[:min(len(got), DidYouMean)]
 }
 
 func removeString(list []string, s string) []string {

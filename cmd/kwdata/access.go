@@ -21,23 +21,7 @@ func accessDir(data string) string { return filepath.Join(data, "access") }
 type accessAdapter struct{ s *access.Store }
 
 func (a accessAdapter) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
-	res, err := a.s.Admit(ctx, r, client, n)
-	if err != nil {
-		var qe *access.QuotaError
-		switch {
-		case errors.Is(err, access.ErrInvalidKey):
-			return nil, fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
-		case errors.As(err, &qe):
-			// Numbers only: the server words the refusal, the same way in
-			// every answer.
-			h := http.Header{}
-			qe.Limits.SetHeaders(h)
-			return nil, &serve.QuotaError{Policy: qe.Policy, Quota: qe.Quota, Remaining: qe.Remaining,
-				Requested: qe.Requested, RetryAfter: qe.RetryAfter, Header: h}
-		}
-		return nil, err
-	}
-	return res, nil
+	return admit(a.s, ctx, r, client, n)
 }
 
 func (a accessAdapter) StartSignup(ctx context.Context, email string, client netip.Addr) (serve.Signup, error) {

@@ -2,19 +2,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/kwdata/kwdata/index"
+	"github.com/kwdata/kwdata/index/objstore"
 	"github.com/kwdata/kwdata/pipelines"
 )
 
 func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("build-index", "--data DIR --date YYYY-MM-DD [--allow-missing-related] [--allow-shrink]")
+	fs := m.newFlagSet("build-index", "--data DIR --date YYYY-MM-DD [--allow-missing-related] [--allow-shrink] [--publish s3://BUCKET/PREFIX [--s3-endpoint URL]]")
 	data := fs.String("data", "", "data folder (required)")
 	date := fs.String("date", "", "data date of the lake to compile, YYYY-MM-DD (required)")
 	var allow publishGuards
 	allow.flags(fs.FlagSet)
+	publish := fs.String("publish", "", "also upload the build to s3://BUCKET/PREFIX, where servers started with --index follow it (default: the data folder only)")
+	var s3 s3Flags
+	s3.register(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -23,6 +28,15 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	}
 	if err := checkDate(*date); err != nil {
 		return err
+	}
+	var store *objstore.Client
+	if *publish != "" {
+		var err error
+		if store, err = m.objectStore(ctx, "publish", *publish, *s3.endpoint); err != nil {
+			return err
+		}
+	} else if *s3.endpoint != "" {
+		return usageError{errors.New("--s3-endpoint needs --publish s3://BUCKET/PREFIX")}
 	}
 	if err := existingData(*data); err != nil {
 		return err
@@ -38,6 +52,9 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(m.Stdout, "published index %s: data date %s, %d keywords in %d countries, %d bytes\n",
 		man.BuildID, man.DataDate, man.Keys, len(man.Countries), man.Bytes)
+	if store != nil {
+		return m.publishBuild(ctx, store, *data, man)
+	}
 	return nil
 }
 

@@ -126,6 +126,12 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"sample", "--out", "o", "extra"}, "unexpected argument \"extra\"; see 'kwdata sample -h'"},
 		{[]string{"demo", "--countries", "us,xx"}, `"xx" is not a supported country`},
 		{[]string{"ingest", "--data", "d", "--date", "2026-11-21", "--country", "xx", "--planner-csv", "a"}, `--country "xx" is not a supported country`},
+		{[]string{"build-index", "--data", "d", "--date", "2026-11-21", "--publish", "/mnt/builds"}, "--publish: \"/mnt/builds\" is not an object store location; write s3://BUCKET/PREFIX"},
+		{[]string{"build-index", "--data", "d", "--date", "2026-11-21", "--publish", "s3://b/../x"}, "--publish: prefix of"},
+		{[]string{"build-index", "--data", "d", "--date", "2026-11-21", "--s3-endpoint", "http://minio:9000"}, "--s3-endpoint needs --publish"},
+		{[]string{"build-index", "--data", "d", "--date", "2026-11-21", "--publish", "s3://b/x", "--s3-endpoint", "minio:9000"}, "--s3-endpoint: endpoint \"minio:9000\" is not an http:// or https:// URL"},
+		{[]string{"serve", "--data", "d", "--index", "d/index"}, "--index: \"d/index\" is not an object store location"},
+		{[]string{"serve", "--data", "d", "--s3-endpoint", "http://minio:9000"}, "--s3-endpoint needs --index"},
 	} {
 		status, out, errOut, err := runCmd(t, tc.args...)
 		if status != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {

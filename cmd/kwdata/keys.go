@@ -26,7 +26,8 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 		return usageError{fmt.Errorf("unknown keys subcommand %q; use create, list, revoke or set-tier (see 'kwdata keys -h')", sub)}
 	}
 	fs := m.newFlagSet("keys "+sub, keysUsage[sub])
-	data := fs.String("data", "", "data folder (required)")
+	data := fs.String("data", "", "data folder (required unless --access names Redis)")
+	accessURL := fs.String("access", "", "redis:// or rediss:// URL of a shared access store to manage instead of DATA/access; the password may instead come from $"+redisPasswordEnv)
 	var tier, email, paidUntil *string
 	if sub == "create" {
 		tier = fs.String("tier", "", "tier: registered or paid (required)")
@@ -43,11 +44,20 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 	if len(pos) != wantArgs {
 		return usageError{fmt.Errorf("usage: kwdata keys %s %s", sub, keysUsage[sub])}
 	}
-	if err := require([2]string{"data", *data}); err != nil {
+	if err := checkAccessURL(*accessURL); err != nil {
 		return err
 	}
-	if err := existingData(*data); err != nil {
-		return err
+	// where is how the messages below name the store again.
+	where := "--data " + *data
+	if *accessURL != "" {
+		where = "--access " + redactedURL(*accessURL)
+	} else {
+		if err := require([2]string{"data", *data}); err != nil {
+			return err
+		}
+		if err := existingData(*data); err != nil {
+			return err
+		}
 	}
 	now := time.Now()
 	var until time.Time
@@ -56,8 +66,12 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 			return usageError{err}
 		}
 	}
-	keys, err := access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger})
-	if err != nil {
+	var keys keyRegistry
+	if *accessURL != "" {
+		if keys, err = m.openRedisAccess(ctx, *accessURL, access.Options{Logger: m.Logger}); err != nil {
+			return err
+		}
+	} else if keys, err = access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger}); err != nil {
 		return fmt.Errorf("cannot open the key registry: %w", err)
 	}
 	defer keys.Close()
@@ -69,7 +83,7 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 	warnPaid := func(id string) {
 		switch {
 		case until.IsZero():
-			fmt.Fprintf(m.Stderr, "warning: %s is paid with no end date and stays paid until 'kwdata keys set-tier --data %s %s registered'; pass --paid-until YYYY-MM-DD to end it\n", id, *data, id)
+			fmt.Fprintf(m.Stderr, "warning: %s is paid with no end date and stays paid until 'kwdata keys set-tier %s %s registered'; pass --paid-until YYYY-MM-DD to end it\n", id, where, id)
 		case !until.After(now): // until is the start of the day after the last paid one
 			fmt.Fprintf(m.Stderr, "warning: --paid-until %s is in the past, so %s has lapsed already and counts as registered; pass a last paid day from today on to make it paid\n", *paidUntil, id)
 		}
@@ -145,10 +159,20 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 }
 
 var keysUsage = map[string]string{
-	"create":   "--data DIR --tier registered|paid [--email E] [--paid-until YYYY-MM-DD]",
-	"list":     "--data DIR",
-	"revoke":   "--data DIR ID",
-	"set-tier": "--data DIR ID registered|paid [--paid-until YYYY-MM-DD]",
+	"create":   "--data DIR|--access redis://… --tier registered|paid [--email E] [--paid-until YYYY-MM-DD]",
+	"list":     "--data DIR|--access redis://…",
+	"revoke":   "--data DIR|--access redis://… ID",
+	"set-tier": "--data DIR|--access redis://… ID registered|paid [--paid-until YYYY-MM-DD]",
+}
+
+// keyRegistry is what kwdata keys needs of a key store: the embedded
+// *access.Keys or the shared *access.RedisStore.
+type keyRegistry interface {
+	CreateKey(ctx context.Context, tier access.Tier, email string, paidUntil time.Time) (string, access.KeyRecord, error)
+	RevokeKey(ctx context.Context, idOrKey string) error
+	SetTier(ctx context.Context, idOrKey string, tier access.Tier, paidUntil time.Time) error
+	ListKeys(ctx context.Context) ([]access.KeyRecord, error)
+	Close() error
 }
 
 // keysHelp prints the usage of every keys subcommand to w.
@@ -162,7 +186,7 @@ func (m *Main) keysHelp(w io.Writer) {
 
 // activeKeyOf names the active key of email's mailbox for a refusal, or
 // says nothing when the registry cannot be read.
-func activeKeyOf(ctx context.Context, keys *access.Keys, email string) string {
+func activeKeyOf(ctx context.Context, keys keyRegistry, email string) string {
 	recs, err := keys.ListKeys(ctx)
 	if err != nil {
 		return ""

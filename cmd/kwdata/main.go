@@ -131,6 +131,7 @@ var commandTable = []struct {
 	{"build-index", command{"compile one date of the lake into a new index and publish it", (*Main).runBuildIndex}},
 	{"serve", command{"answer the HTTP API and pages from the published index", (*Main).runServe}},
 	{"keys", command{"create, list, revoke and re-tier API keys (create|list|revoke|set-tier)", (*Main).runKeys}},
+	{"access", command{"copy the embedded access store (keys, this period's counts) to Redis (migrate)", (*Main).runAccess}},
 	{"run", command{"run the whole pipeline once now for one date", (*Main).runRun}},
 	{"schedule", command{"run the whole pipeline on the configured cron schedule", (*Main).runSchedule}},
 	{"runs", command{"show the history of pipeline runs", (*Main).runRuns}},

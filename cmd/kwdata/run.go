@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kwdata/kwdata/index/objstore"
 	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/similarity"
 )
@@ -131,7 +132,16 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipel
 		}},
 		{Name: pipelines.StageBuildIndex, Run: func(ctx context.Context, date string, _ func(done, total int64)) (map[string]int64, error) {
 			man, err := m.buildIndex(ctx, cfg.Data, date, allow)
-			return map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}, err
+			counts := map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}
+			if err == nil && cfg.Publish.To != "" {
+				// Uploaded within the stage: a failed upload fails the
+				// stage, and the next run builds and uploads again.
+				var c *objstore.Client
+				if c, err = m.objectStore(ctx, "publish", cfg.Publish.To, cfg.Publish.Endpoint); err == nil {
+					err = m.publishBuild(ctx, c, cfg.Data, man)
+				}
+			}
+			return counts, err
 		}},
 	}
 	// Retention keeps every SERP partition the similarity stage may read

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/index"
+	"github.com/kwdata/kwdata/index/objstore"
 	"github.com/kwdata/kwdata/pipelines"
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
@@ -55,10 +56,17 @@ type serveConfig struct {
 	// stripe configures billing; nil without --stripe-price, and the
 	// billing endpoints answer 501.
 	stripe *billing.Options
+	// index, if set, is the s3://BUCKET/PREFIX whose published build
+	// the server downloads into data and serves; s3Endpoint is the
+	// store's URL for stores other than AWS S3.
+	index, s3Endpoint string
+	// access is the Redis URL of a shared access store. Default (empty):
+	// the embedded store in <data>/access.
+	access string
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--answer-cache-mb 64] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]]")
+	fs := m.newFlagSet("serve", "--data DIR [--addr 127.0.0.1:8080] [--public-url URL] [--cache-mb 256] [--answer-cache-mb 64] [--trusted-proxy CIDR]... [--allowed-origin ORIGIN]... [--pprof 127.0.0.1:6060] [--smtp-url smtp://user@host:587 --mail-from ADDR] [--stripe-price price_… [--stripe-webhook-secret S] [--stripe-api URL]] [--index s3://BUCKET/PREFIX [--s3-endpoint URL]] [--access redis://HOST:6379/0]")
 	data := fs.String("data", "", "data folder (required)")
 	addr := fs.String("addr", serve.DefaultAddr, "address to listen on")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address; off by default")
@@ -70,6 +78,10 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	stripePrice := fs.String("stripe-price", "", "Stripe price of the paid tier, price_…; turns billing on, with the secret key from $STRIPE_SECRET_KEY (default: no billing; POST /v1/billing/* answer 501)")
 	stripeHook := fs.String("stripe-webhook-secret", "", "secret that signs Stripe's webhook events, whsec_… (default: $STRIPE_WEBHOOK_SECRET)")
 	stripeAPI := fs.String("stripe-api", "", "base URL of Stripe's API, for tests against stripe-mock (default: Stripe's)")
+	indexURL := fs.String("index", "", "s3://BUCKET/PREFIX: download each build published there (kwdata build-index --publish) into --data and serve it (default: serve the builds of --data)")
+	var s3 s3Flags
+	s3.register(fs)
+	accessURL := fs.String("access", "", accessFlagHelp)
 	var proxies stringList
 	fs.Var(&proxies, "trusted-proxy", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	var origins stringList
@@ -105,6 +117,16 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	} else if *mailFrom != "" {
 		return usageError{errors.New("--mail-from needs --smtp-url; without it, mail is written to the log")}
 	}
+	if err := checkAccessURL(*accessURL); err != nil {
+		return err
+	}
+	cfg.access = *accessURL
+	if *smtpURL != "" && cfg.access != "" {
+		return usageError{errors.New("--smtp-url has no use with --access: a server on Redis takes no sign-ups (keys come from kwdata keys --access); leave one out")}
+	}
+	if *stripePrice != "" && cfg.access != "" {
+		return usageError{errors.New("--stripe-price needs the embedded access store: billing events are not kept in Redis; leave out --access or --stripe-price")}
+	}
 	if *stripePrice != "" {
 		hook := *stripeHook
 		if hook == "" {
@@ -132,6 +154,14 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
 		}
 		cfg.trusted = append(cfg.trusted, pfx.Masked())
+	}
+	if *indexURL != "" {
+		if _, err := objstore.ParseURL(*indexURL); err != nil {
+			return usageError{fmt.Errorf("--index: %w", err)}
+		}
+		cfg.index, cfg.s3Endpoint = *indexURL, *s3.endpoint
+	} else if *s3.endpoint != "" {
+		return usageError{errors.New("--s3-endpoint needs --index s3://BUCKET/PREFIX")}
 	}
 	if err := existingData(*data); err != nil {
 		return err
@@ -163,6 +193,15 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		return fmt.Errorf("cannot open the index: %w", err)
 	}
 	defer store.Close()
+	// One registry, so GET /metrics shows the index and the access tiers
+	// next to the server's own metrics.
+	reg := serve.NewRegistry()
+	var sync *objstore.Syncer
+	if cfg.index != "" {
+		if sync, err = m.startIndexSync(ctx, cfg, store, reg); err != nil {
+			return err
+		}
+	}
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -173,6 +212,9 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 			case <-ctx.Done():
 				return
 			case <-hup:
+				if sync != nil {
+					sync.Trigger()
+				}
 				if err := store.Reload(); err != nil {
 					m.Logger.Error("reload refused", "err", err)
 				}
@@ -180,9 +222,6 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		}
 	}()
 
-	// One registry, so GET /metrics shows the index and the access tiers
-	// next to the server's own metrics.
-	reg := serve.NewRegistry()
 	reg.MustRegister(serve.IndexInfoCollector(store, index.FormatVersion))
 	// The run history of a pipeline sharing this data folder says when the
 	// last good run ended: a pipeline that stops succeeding shows here
@@ -191,20 +230,42 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 		end, _, err := pipelines.LastSuccess(cfg.data)
 		return end, err
 	}, nil, m.Logger.With("component", "metrics")))
-	acc, err := access.Open(access.Options{
-		Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
-		Metrics: access.NewMetrics(reg),
-	})
-	if err != nil {
-		return fmt.Errorf("cannot open the access store: %w", err)
-	}
-	// serve.Serve returns only after in-flight requests have drained, so
-	// this Close flushes every lookup the server counted.
-	defer func() {
-		if err := acc.Close(); err != nil {
-			m.Logger.Error("cannot flush the access counters", "err", err)
+	var (
+		adapter   serve.Access
+		registrar serve.Registrar  // nil: no self-registration
+		accounts  billing.Accounts // nil: no billing
+	)
+	if cfg.access != "" {
+		rs, err := m.openRedisAccess(ctx, cfg.access, access.Options{
+			Logger: m.Logger.With("component", "access"), Metrics: access.NewMetrics(reg),
+		})
+		if err != nil {
+			return err
 		}
-	}()
+		defer func() {
+			if err := rs.Close(); err != nil {
+				m.Logger.Error("cannot flush the paid lookups", "err", err)
+			}
+		}()
+		adapter = redisAdapter{rs}
+		m.Logger.Info("keys and lookup counts are shared in Redis; self-registration and billing are off (keys come from kwdata keys --access)", "redis", redactedURL(cfg.access))
+	} else {
+		acc, err := access.Open(access.Options{
+			Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
+			Metrics: access.NewMetrics(reg),
+		})
+		if err != nil {
+			return fmt.Errorf("cannot open the access store: %w", err)
+		}
+		// serve.Serve returns only after in-flight requests have drained, so
+		// this Close flushes every lookup the server counted.
+		defer func() {
+			if err := acc.Close(); err != nil {
+				m.Logger.Error("cannot flush the access counters", "err", err)
+			}
+		}()
+		adapter, registrar, accounts = accessAdapter{acc}, accessAdapter{acc}, acc
+	}
 	ln := cfg.listener
 	if ln == nil {
 		if ln, err = listen(cfg.addr); err != nil {
@@ -214,8 +275,9 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.publicURL == "" {
 		cfg.publicURL = defaultPublicURL(ln.Addr())
 	}
-	adapter := accessAdapter{acc}
-	if cfg.mailer == nil {
+	if registrar == nil {
+		cfg.mailer = nil
+	} else if cfg.mailer == nil {
 		m.Logger.Warn("no --smtp-url: sign-up codes are written to this log, not mailed")
 		cfg.mailer = serve.LogMailer{Logger: m.Logger.With("component", "mail")}
 	} else {
@@ -225,7 +287,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.stripe != nil {
 		opt := *cfg.stripe
 		opt.PublicURL, opt.Logger = strings.TrimSuffix(cfg.publicURL, "/"), m.Logger.With("component", "billing")
-		st, err := billing.New(opt, acc)
+		st, err := billing.New(opt, accounts)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("cannot set up billing: %w", err)
@@ -237,7 +299,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: adapter, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		Access: adapter, Registrar: registrar, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes,
 	})
 	if cfg.pprof != "" {

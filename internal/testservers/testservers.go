@@ -1,5 +1,6 @@
 // Package testservers starts the real servers that kwdata's tests talk
-// to (Mailpit for mail, stripe-mock for Stripe's API) on loopback, and
+// to (Mailpit for mail, stripe-mock for Stripe's API, Versity Gateway for
+// S3, redis-server for the shared access store) on loopback, and
 // skips a test, noting it for make test, when one is not installed.
 package testservers
 
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,6 +24,7 @@ import (
 const (
 	MailpitVersion    = "v1.27.11"
 	StripeMockVersion = "v0.203.0"
+	VersityGWVersion  = "v1.8.0"
 )
 
 // SkipForTool skips tb because tool is missing, noting it in the file
@@ -213,4 +216,134 @@ func StartStripeMock(tb testing.TB) string {
 		return true
 	})
 	return "http://" + addr
+}
+
+// Redis is a running redis-server on loopback, with AOF persistence
+// (appendfsync everysec) in a folder of the test, as the operations guide
+// recommends. Stop and Start let a test take it away and bring it back on
+// the same port with the same data.
+type Redis struct {
+	Addr string // host:port
+	dir  string
+	tb   testing.TB
+	cmd  *exec.Cmd
+	exit chan struct{}
+	out  *strings.Builder
+}
+
+// URL is the redis:// URL of the server's database 0.
+func (r *Redis) URL() string { return "redis://" + r.Addr + "/0" }
+
+// StartRedis runs redis-server on a free loopback port until the test
+// ends, or skips the test when it is not installed.
+func StartRedis(tb testing.TB) *Redis {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		SkipForTool(tb, "redis-server", "apt-get install redis-server")
+	}
+	r := &Redis{Addr: freeAddr(tb), dir: tb.TempDir(), tb: tb}
+	r.Start()
+	tb.Cleanup(func() { r.Stop() })
+	return r
+}
+
+// Start starts the server again after Stop and waits (at most 15 s) until
+// it answers PING.
+func (r *Redis) Start() {
+	r.tb.Helper()
+	if r.cmd != nil {
+		return
+	}
+	_, port, _ := net.SplitHostPort(r.Addr)
+	r.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "",
+		"--appendonly", "yes", "--appendfsync", "everysec", "--dir", r.dir)
+	r.out = &strings.Builder{}
+	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	if err := r.cmd.Start(); err != nil {
+		r.tb.Fatalf("cannot start redis-server: %v", err)
+	}
+	r.exit = make(chan struct{})
+	go func(c *exec.Cmd, exit chan struct{}) { c.Wait(); close(exit) }(r.cmd, r.exit)
+	for range 300 {
+		select {
+		case <-r.exit:
+			r.tb.Fatalf("redis-server exited at start:\n%s", r.out.String())
+		default:
+		}
+		if r.ping() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.tb.Fatalf("redis-server did not answer within 15s:\n%s", r.out.String())
+}
+
+// Stop stops the server (SIGTERM, so the AOF is complete) and waits for it
+// to exit.
+func (r *Redis) Stop() {
+	if r.cmd == nil {
+		return
+	}
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exit:
+	case <-time.After(10 * time.Second):
+		r.cmd.Process.Kill()
+		<-r.exit
+	}
+	r.cmd = nil
+}
+
+// ping speaks just enough RESP to ask for PONG.
+func (r *Redis) ping() bool {
+	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 16)
+	n, _ := c.Read(buf)
+	return strings.HasPrefix(string(buf[:n]), "+PONG")
+}
+
+// S3 is a running Versity Gateway: an S3 API over a folder of the test's
+// (the POSIX backend: bucket b's object k is the file Dir/b/k).
+type S3 struct {
+	Endpoint          string // http://127.0.0.1:PORT
+	Dir               string // the backend folder
+	AccessKey, Secret string // the root credentials
+}
+
+// Env returns the environment of a process that should reach the
+// gateway through the standard AWS chain: s's credentials and a region,
+// and no shared config of the machine's.
+func (s *S3) Env() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + s.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s.Secret,
+		"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
+}
+
+// StartS3 runs Versity Gateway on a free loopback port with a POSIX
+// backend in a temporary folder until the test ends, or skips the test
+// when it is not installed. No bucket exists yet.
+func StartS3(tb testing.TB) *S3 {
+	tb.Helper()
+	if _, ok := lookTool("versitygw"); !ok {
+		SkipForTool(tb, "versitygw", "go install github.com/versity/versitygw/cmd/versitygw@"+VersityGWVersion)
+	}
+	addr := freeAddr(tb)
+	s := &S3{Endpoint: "http://" + addr, Dir: tb.TempDir(), AccessKey: "kwdatatest", Secret: "kwdatatestsecret"}
+	start(tb, "versitygw", []string{"--access", s.AccessKey, "--secret", s.Secret, "--port", addr, "--quiet", "posix", s.Dir}, func() bool {
+		// Any HTTP answer (403 without a signature) means it listens.
+		resp, err := http.Get(s.Endpoint + "/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+	return s
 }

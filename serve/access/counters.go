@@ -256,6 +256,9 @@ type Reservation struct {
 	// lookups counts committed lookups for the server's metrics; nil when
 	// the store has no Metrics.
 	lookups prometheus.Counter
+	// remote is set for a reservation of a RedisStore, which has no
+	// shard or counter in memory.
+	remote *redisTicket
 }
 
 // Commit counts counted lookups (clamped to 0..n; a lookup counts when it
@@ -268,6 +271,10 @@ func (r *Reservation) Commit(counted int, h http.Header) {
 		return
 	}
 	n := min(max(int64(counted), 0), r.n)
+	if r.remote != nil {
+		r.remote.commit(r, n, h)
+		return
+	}
 	var now time.Time
 	if r.limited || (n > 0 && (r.c.key.kind == kindKey || r.c.key.kind == kindPaid)) {
 		now = r.now()
@@ -297,6 +304,10 @@ func (r *Reservation) Commit(counted int, h http.Header) {
 // Cancel gives the whole reservation back; nothing is counted.
 func (r *Reservation) Cancel() {
 	if r == nil || !r.done.CompareAndSwap(false, true) {
+		return
+	}
+	if r.remote != nil {
+		r.remote.cancel(r)
 		return
 	}
 	r.sh.mu.Lock()

@@ -49,6 +49,19 @@
 // column comes from <Dir>/usage.json, a snapshot the server rewrites after
 // every flush that changed a key's count and on Close, exact after a clean
 // stop (KeyRecord.LookupsAsOf says when it was taken).
+//
+// # Several servers
+//
+// RedisStore keeps the same keys and counters in one Redis (or Valkey)
+// shared by several servers, for Admit and Ready as the server needs them
+// and for key management as `kwdata keys` needs it. A Lua script
+// checks and reserves each counted request in one atomic step, so the
+// allowances are exact across servers; key records are cached in each
+// server and dropped when a change is published on a Redis channel (a
+// version key catches messages lost while disconnected); paid lookups are
+// counted in memory and flushed every FlushInterval. An unreachable Redis
+// is ErrUnavailable. MigrateToRedis copies an embedded store into one.
+// Sign-up codes, rotation and billing remain with the embedded Store.
 package access
 
 import "errors"

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/kwdata/kwdata/index/objstore"
+	"github.com/kwdata/kwdata/internal/testservers"
+)
+
+// TestObjectStoreSwitch: build-index --publish uploads a build to a real
+// S3 (Versity Gateway on loopback); three `kwdata serve --index s3://…`
+// processes, each with a data folder of its own, download and serve it;
+// a second build published under load reaches all three within 5 s, and
+// no request of the load fails meanwhile.
+func TestObjectStoreSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts four servers")
+	}
+	store := testservers.StartS3(t)
+	for _, kv := range store.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	const bucket, loc = "kwdata-builds", "s3://kwdata-builds/prod/index"
+	c, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: bucket}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	env := tiersSetup(t)
+	publish := func(date string) {
+		t.Helper()
+		out, _ := env.cli(t, "build-index", "--data", env.seed, "--date", date, "--publish", loc, "--s3-endpoint", store.Endpoint)
+		if !regexp.MustCompile(`(?m)^uploaded index \S+ to ` + loc + `: \d+ files, \d+ bytes`).MatchString(out) {
+			t.Fatalf("build-index --publish printed %q", out)
+		}
+	}
+	publish(tiersDate)
+
+	// A second date of the lake, so that the switch shows in "updated".
+	const date2 = "2026-11-22"
+	in := filepath.Join(t.TempDir(), "in")
+	env.cli(t, "sample", "--out", in, "--keywords", "500", "--countries", "us", "--seed", "11")
+	env.cli(t, "ingest", "--data", env.seed, "--date", date2, "--country", "us",
+		"--planner-csv", filepath.Join(in, "us", "keyword-planner.csv"), "--serp-jsonl", filepath.Join(in, "us", "serps.jsonl"))
+	env.cli(t, "similarity", "--data", env.seed, "--date", date2)
+
+	type server struct {
+		*tiersServer
+		key, data string
+	}
+	var servers []server
+	for range 3 {
+		data := filepath.Join(t.TempDir(), "data")
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// A paid key each: the load loop must never meet an allowance.
+		key, _ := env.createKey(t, data, "--tier", "paid")
+		s := env.start(t, data, "--index", loc, "--s3-endpoint", store.Endpoint)
+		servers = append(servers, server{s, key, data})
+	}
+	q := env.keywords[0]
+	for i, s := range servers {
+		if d := updated(t, s.lookup(t, q, "Authorization", "Bearer "+s.key)); d != tiersDate {
+			t.Fatalf("server %d serves %s, want %s", i, d, tiersDate)
+		}
+	}
+
+	// The load: each server asked in a loop, at most 2000 requests or 20 s,
+	// until it answers with the new date.
+	start := make(chan struct{})
+	switched := make([]time.Time, len(servers))
+	failures := make([][]string, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			deadline := time.Now().Add(20 * time.Second)
+			for n := 0; n < 2000 && time.Now().Before(deadline); n++ {
+				r, err := s.send(s.client, "GET", "/v1/keyword?q="+strings.ReplaceAll(q, " ", "+")+"&country=us", "", "Authorization", "Bearer "+s.key)
+				if err != nil || r.status != 200 {
+					failures[i] = append(failures[i], fmt.Sprintf("status %d, %v: %.200s", r.status, err, r.body))
+					continue
+				}
+				var body struct{ Updated string }
+				if err := json.Unmarshal(r.body, &body); err != nil {
+					failures[i] = append(failures[i], fmt.Sprintf("cannot parse %q: %v", r.body, err))
+					continue
+				}
+				if body.Updated == date2 {
+					switched[i] = time.Now()
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+	}
+	close(start)
+	publish(date2)
+	published := time.Now()
+	wg.Wait()
+	for i, s := range servers {
+		if len(failures[i]) > 0 {
+			t.Errorf("server %d failed %d requests during the switch, first: %s", i, len(failures[i]), failures[i][0])
+		}
+		if switched[i].IsZero() {
+			t.Errorf("server %d never served %s\n%s", i, date2, s.stderr())
+			continue
+		}
+		took := switched[i].Sub(published)
+		t.Logf("server %d serves %s %v after the publish", i, date2, took.Round(time.Millisecond))
+		if took > 5*time.Second {
+			t.Errorf("server %d switched %v after the publish, want within 5s", i, took)
+		}
+	}
+	m := servers[0].do(t, "GET", "/metrics", "")
+	if !strings.Contains(string(m.body), `kwdata_index_syncs_total{result="ok"} 2`) {
+		t.Errorf("metrics do not count 2 syncs:\n%s", grepLines(string(m.body), "kwdata_index_sync"))
+	}
+	if t.Failed() {
+		return
+	}
+
+	// A build damaged before its upload: its checksums match what was
+	// uploaded, so the download passes, and each server's store refuses
+	// it at its block checksums. The servers keep answering from the
+	// build they serve, and their local CURRENT goes back to it.
+	env.cli(t, "build-index", "--data", env.seed, "--date", date2)
+	bad, err := os.ReadFile(filepath.Join(env.seed, "index", "CURRENT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	badID := strings.TrimSpace(string(bad))
+	flipTableByte(t, filepath.Join(env.seed, "index", badID, "db"))
+	pc, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: bucket, Prefix: "prod/index"}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.Publish(context.Background(), env.seed, badID); err != nil {
+		t.Fatal(err)
+	}
+	refused := make([]bool, len(servers))
+	for n := 0; n < 300 && slices.Contains(refused, false); n++ {
+		for i, s := range servers {
+			if d := updated(t, s.lookup(t, q, "Authorization", "Bearer "+s.key)); d != date2 {
+				t.Fatalf("server %d serves %s while a damaged build is published, want %s", i, d, date2)
+			}
+			refused[i] = refused[i] || strings.Contains(s.stderr(), "refused build "+badID)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	for i, s := range servers {
+		if !refused[i] {
+			t.Errorf("server %d did not refuse the damaged build %s:\n%s", i, badID, s.stderr())
+		}
+		b, err := os.ReadFile(filepath.Join(s.data, "index", "CURRENT"))
+		if err != nil || strings.TrimSpace(string(b)) == badID {
+			t.Errorf("server %d: local CURRENT = %q, %v; want the served build", i, b, err)
+		}
+	}
+	m = servers[0].do(t, "GET", "/metrics", "")
+	if !strings.Contains(string(m.body), "kwdata_index_sync_failing 1") {
+		t.Errorf("metrics do not show the failing sync:\n%s", grepLines(string(m.body), "kwdata_index_sync"))
+	}
+}
+
+// flipTableByte flips one byte in the middle of the largest table of a
+// build's database: inside a data block, whose checksum then fails.
+func flipTableByte(tb testing.TB, dbDir string) {
+	tb.Helper()
+	tables, _ := filepath.Glob(filepath.Join(dbDir, "*.sst"))
+	var name string
+	var size int64
+	for _, p := range tables {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			name, size = p, fi.Size()
+		}
+	}
+	if name == "" {
+		tb.Fatalf("no table in %s", dbDir)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b[len(b)/3] ^= 0x55
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// updated returns the data date of a 200 keyword answer.
+func updated(tb testing.TB, r tiersResp) string {
+	tb.Helper()
+	if r.status != 200 {
+		tb.Fatalf("lookup answered %d: %s", r.status, r.body)
+	}
+	var body struct{ Updated string }
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		tb.Fatal(err)
+	}
+	return body.Updated
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestRunConfigUploads: a pipeline run whose configuration has a publish
+// section uploads the build it publishes, and a server's syncer fetches
+// exactly that build; an unreachable store fails the build-index stage
+// after the local publish, and the bucket keeps the previous build.
+func TestRunConfigUploads(t *testing.T) {
+	store := testservers.StartS3(t)
+	for _, kv := range store.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	c, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: "nightly", Prefix: "idx"}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fetched := func() string {
+		t.Helper()
+		s, err := objstore.NewSyncer(c, objstore.SyncOptions{Data: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := s.Sync(context.Background())
+		if err != nil {
+			t.Fatalf("cannot fetch the uploaded build: %v", err)
+		}
+		return id
+	}
+
+	dir := t.TempDir()
+	corpus := newSampleCorpus(t, dir, 200, 3)
+	cfg, _ := fileConfig(t, dir, corpus, "publish: { to: s3://nightly/idx, endpoint: \""+store.Endpoint+"\" }\n")
+	data := filepath.Join(dir, "data")
+	out := run(t, "run", "--config", cfg, "--date", "2026-11-19")
+	build1 := currentBuild(t, data)
+	if !strings.Contains(out, "uploaded index "+build1+" to s3://nightly/idx") {
+		t.Errorf("run printed %q, want the upload of %s", out, build1)
+	}
+	if got := fetched(); got != build1 {
+		t.Fatalf("the bucket's CURRENT names %q, want %s", got, build1)
+	}
+
+	dead, _ := fileConfig(t, filepath.Join(dir, "dead"), corpus, "publish: { to: s3://nightly/idx, endpoint: \"http://"+closedLoopback(t)+"\" }\n")
+	m, _, _ := testMain(t)
+	err = m.Run(context.Background(), []string{"run", "--config", dead, "--date", "2026-11-20"})
+	if err == nil || !strings.Contains(err.Error(), "build-index") || !strings.Contains(err.Error(), "not in the object store") {
+		t.Fatalf("run with an unreachable store: %v, want build-index to fail its upload", err)
+	}
+	if got := fetched(); got != build1 {
+		t.Errorf("after a failed upload the bucket's CURRENT names %q, want %s", got, build1)
+	}
+}
+
+// closedLoopback returns a loopback address nothing listens on.
+func closedLoopback(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}

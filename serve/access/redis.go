@@ -1,0 +1,903 @@
+package access
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrUnavailable is wrapped by the errors of a RedisStore that cannot reach
+// Redis. The server answers 503 access_unavailable with Retry-After: a
+// lookup it cannot count is neither free nor a failure of the server.
+var ErrUnavailable = errors.New("access store is unreachable")
+
+// Redis layout. Every name starts with redisPrefix, so one Redis (or one
+// database of it) can hold other data beside kwdata's. Counter names are
+// the embedded store's counter keys (see dbKey), e.g.
+// "kwdata:anon/2026-11-22/203.0.113.7", "kwdata:key/2026-11/<id>".
+const (
+	redisPrefix     = "kwdata:"
+	redisRecord     = redisPrefix + "k:"      // k:<hex SHA-256 of the key> -> JSON storedKey
+	redisID         = redisPrefix + "i:"      // i:<id> -> hex hash of the id's key
+	redisMailbox    = redisPrefix + "e:"      // e:<FoldEmail(email)> -> id of the mailbox's active key
+	redisUsed       = redisPrefix + "used:"   // used:<id> -> unix ms of the last admitted lookup
+	redisList       = redisPrefix + "keys"    // sorted set of hex hashes, scored by creation order
+	redisSeq        = redisPrefix + "seq"     // last creation order given
+	redisVersion    = redisPrefix + "version" // bumped by every change of a key record
+	redisChannel    = redisPrefix + "keys"    // pub/sub: hex hash of a changed record, or "*"
+	redisAllChanged = "*"
+)
+
+// redisMonthKeep is how long a monthly counter is kept after its month
+// ends: the usage history, bounded. Day counters are kept one day past
+// their window, as the embedded store keeps yesterday.
+const redisMonthKeep = 400 * 24 * time.Hour
+
+// negativeCacheMax bounds the remembered unknown keys, which anyone can
+// make up; past it the set starts over.
+const negativeCacheMax = 1 << 16
+
+// admitScript reserves ARGV[1] lookups on counter KEYS[1] in one atomic
+// step: the check and the count cannot be split by another server. It
+// returns {1, taken} when admitted (taken counts every reservation in
+// flight, on any server) and {0, taken} when the allowance (ARGV[2]) cannot
+// cover n, leaving the counter as it was. The counter expires at ARGV[3]
+// (unix ms). For a key's counter KEYS[2] keeps the latest admission time
+// (ARGV[4], unix ms).
+var admitScript = redis.NewScript(`
+local n = tonumber(ARGV[1])
+local taken = redis.call('INCRBY', KEYS[1], n)
+if redis.call('PTTL', KEYS[1]) < 0 then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+end
+if taken > tonumber(ARGV[2]) then
+  redis.call('DECRBY', KEYS[1], n)
+  return {0, taken - n}
+end
+if KEYS[2] ~= KEYS[1] then
+  local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if tonumber(ARGV[4]) > last then
+    redis.call('SET', KEYS[2], ARGV[4])
+  end
+end
+return {1, taken}
+`)
+
+// addScript adds ARGV[1] to counter KEYS[1] (expiring at ARGV[2], unix
+// ms) and raises KEYS[2] to ARGV[3]: the paid lookups a server flushes.
+var addScript = redis.NewScript(`
+redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+end
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[3]) > last then
+  redis.call('SET', KEYS[2], ARGV[3])
+end
+return 1
+`)
+
+// RedisOptions says how to reach Redis (or Valkey).
+type RedisOptions struct {
+	// URL is redis://[user:password@]host:port/db or rediss:// for TLS.
+	// Required.
+	URL string
+	// Password, if not empty, replaces the URL's, so that it need not
+	// appear on a command line.
+	Password string
+	// Timeout bounds each command and each dial. A counted request waits
+	// at most this long for an unreachable Redis before its 503. Default
+	// 1s.
+	Timeout time.Duration
+}
+
+// RedisStore counts lookups and keeps API keys in Redis, so that several
+// servers share one allowance per client and one set of keys. It counts
+// exactly: the check and the count of a reservation are one Lua script.
+// It satisfies what the server needs of the embedded Store (Admit, Ready,
+// Close) and what `kwdata keys` needs of Keys.
+//
+// A counted request (anonymous or registered) costs one round trip, the
+// admission script; a Commit that counts less than it reserved costs a
+// second one to give the rest back. A paid key costs none once its record
+// is cached: its lookups are added up in memory and flushed every
+// Options.FlushInterval. Key records are cached in each server and
+// dropped within milliseconds of a change, which is published on a Redis
+// channel; a version number read on every (re)subscription catches the
+// changes made while the subscription was down.
+type RedisStore struct {
+	opt     Options
+	log     *slog.Logger
+	rdb     *redis.Client
+	ps      *redis.PubSub
+	timeout time.Duration
+
+	cacheMu sync.RWMutex
+	known   map[keyHash]KeyRecord // records of keys seen; under cacheMu
+	unknown map[keyHash]struct{}  // well-formed keys Redis does not know; under cacheMu
+	gen     uint64                // bumped by every invalidation; under cacheMu
+	version int64                 // value of redisVersion the cache follows; under cacheMu
+
+	paidMu sync.Mutex
+	paid   map[string]*paidCount // lookups of paid keys not yet flushed, by key id
+
+	health    atomic.Pointer[error] // why Redis is unreachable; nil while it answers
+	lastLog   atomic.Int64          // unix nanos of the last "unreachable" log line
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closed    atomic.Bool
+	subscribe chan struct{} // signalled on every (re)subscription; tests wait on it
+}
+
+type paidCount struct {
+	month int32
+	n     int64
+	last  int64 // unix ms
+}
+
+// OpenRedis connects to Redis, checks that it answers, and starts the
+// cache invalidation, the health check and the flushing of paid counts.
+// Of opt it uses Now, Logger, the allowances, FlushInterval and Metrics;
+// Dir is ignored.
+func OpenRedis(ctx context.Context, ro RedisOptions, opt Options) (*RedisStore, error) {
+	opt.fill()
+	ro.fill()
+	// go-redis has one logger for the process; the last store opened
+	// names it.
+	redis.SetLogger(redisLogger{opt.Logger})
+	o, err := redis.ParseURL(ro.URL)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse Redis URL: %w; write redis://HOST:6379/0 or rediss://HOST:6380/0", err)
+	}
+	if ro.Password != "" {
+		o.Password = ro.Password
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = ro.Timeout, ro.Timeout, ro.Timeout
+	// A retried admission whose first reply was lost would count twice:
+	// a failed command is reported, never repeated.
+	o.MaxRetries = -1
+	o.ContextTimeoutEnabled = true
+	s := &RedisStore{
+		opt: opt, log: opt.Logger, rdb: redis.NewClient(o), timeout: ro.Timeout,
+		known: map[keyHash]KeyRecord{}, unknown: map[keyHash]struct{}{}, version: -1,
+		paid: map[string]*paidCount{}, done: make(chan struct{}), subscribe: make(chan struct{}, 1),
+	}
+	pctx, cancel := context.WithTimeout(ctx, ro.Timeout)
+	defer cancel()
+	if err := s.rdb.Ping(pctx).Err(); err != nil {
+		s.rdb.Close()
+		return nil, fmt.Errorf("cannot reach Redis at %s: %w", redactURL(o), err)
+	}
+	s.ps = s.rdb.Subscribe(context.Background(), redisChannel)
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); s.listen() }()
+	go func() { defer s.wg.Done(); s.watchHealth() }()
+	go func() { defer s.wg.Done(); s.flushLoop() }()
+	return s, nil
+}
+
+// redisLogger routes go-redis's own messages (a failed dial, a lost
+// pub/sub connection) into slog at Debug: the store logs what matters
+// itself, once a minute, and a log of structured lines stays structured.
+type redisLogger struct{ l *slog.Logger }
+
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.l.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "redis")
+}
+
+func (ro *RedisOptions) fill() {
+	if ro.Timeout <= 0 {
+		ro.Timeout = time.Second
+	}
+}
+
+func redactURL(o *redis.Options) string { return fmt.Sprintf("%s/%d", o.Addr, o.DB) }
+
+// listen applies the invalidations published on redisChannel. go-redis
+// resubscribes by itself after a lost connection; every subscription
+// confirmation compares the version key, so a change whose message was
+// lost meanwhile still empties the cache.
+func (s *RedisStore) listen() {
+	for {
+		msg, err := s.ps.Receive(context.Background())
+		if err != nil {
+			if s.closed.Load() {
+				return
+			}
+			// Receive reconnects on the next call; don't spin on a dead
+			// Redis.
+			select {
+			case <-s.done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				s.checkVersion()
+				select {
+				case s.subscribe <- struct{}{}:
+				default:
+				}
+			}
+		case *redis.Message:
+			s.invalidate(m.Payload)
+		}
+	}
+}
+
+// checkVersion empties the cache when the version key has moved since the
+// cache last followed it.
+func (s *RedisStore) checkVersion() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	v, err := s.rdb.Get(ctx, redisVersion).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		s.log.Warn("cannot read the key version after subscribing; emptying the key cache", "err", err)
+		v = -2
+	}
+	s.cacheMu.Lock()
+	if v != s.version || v == -2 {
+		clear(s.known)
+		clear(s.unknown)
+		s.gen++
+		s.version = v
+	}
+	s.cacheMu.Unlock()
+}
+
+// invalidate drops the cached record of one key (its hex hash), or of
+// every key ("*").
+func (s *RedisStore) invalidate(payload string) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	s.gen++
+	if payload == redisAllChanged {
+		clear(s.known)
+		clear(s.unknown)
+		return
+	}
+	var h keyHash
+	if b, err := hex.DecodeString(payload); err == nil && len(b) == len(h) {
+		copy(h[:], b)
+		delete(s.known, h)
+		delete(s.unknown, h)
+	}
+}
+
+// watchHealth pings Redis every healthInterval, for Ready.
+func (s *RedisStore) watchHealth() {
+	t := time.NewTicker(healthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		err := s.rdb.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			if s.health.Swap(nil) != nil {
+				s.log.Info("Redis answers again; counted lookups are served")
+			}
+			continue
+		}
+		s.failed(err)
+	}
+}
+
+// healthInterval is how often Ready's view of Redis is refreshed.
+const healthInterval = 500 * time.Millisecond
+
+// failed records that Redis did not answer, and logs it at most once per
+// folderLogGap.
+func (s *RedisStore) failed(err error) {
+	err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	s.health.Store(&err)
+	now := time.Now().UnixNano()
+	if last := s.lastLog.Load(); now-last >= int64(folderLogGap) && s.lastLog.CompareAndSwap(last, now) {
+		s.log.Error("Redis does not answer: counted lookups get 503 access_unavailable, paid keys already known are served (logged at most once a minute)", "err", err)
+	}
+}
+
+// unavailable wraps a failed Redis command for the server.
+func (s *RedisStore) unavailable(what string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	s.failed(err)
+	return fmt.Errorf("cannot %s: %w: %w", what, ErrUnavailable, err)
+}
+
+// Ready returns an error (wrapping ErrUnavailable) while Redis does not
+// answer, so that GET /readyz sends clients to a server that can count.
+func (s *RedisStore) Ready() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if p := s.health.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Identify returns who a request with apiKey (may be empty) from client
+// counts against; see Store.Identify. A key seen before is answered from
+// the cache, also while Redis is unreachable; any other needs Redis.
+func (s *RedisStore) Identify(ctx context.Context, apiKey string, client netip.Addr) (Caller, error) {
+	if s.closed.Load() {
+		return Caller{}, ErrClosed
+	}
+	c := Caller{Tier: Anonymous, Addr: GroupAddr(client)}
+	if apiKey == "" {
+		return c, nil
+	}
+	if !wellFormed(apiKey) {
+		return Caller{}, ErrInvalidKey
+	}
+	rec, ok, err := s.lookup(ctx, hashKey(apiKey))
+	if err != nil {
+		return Caller{}, err
+	}
+	if !ok || rec.IsRevoked() {
+		return Caller{}, ErrInvalidKey
+	}
+	c.Tier, c.KeyID = rec.ActiveTier(s.opt.Now()), rec.ID
+	return c, nil
+}
+
+// lookup returns the record of a key hash, from the cache or Redis.
+func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, error) {
+	s.cacheMu.RLock()
+	rec, ok := s.known[h]
+	_, no := s.unknown[h]
+	gen := s.gen
+	s.cacheMu.RUnlock()
+	if ok || no {
+		return rec, ok, nil
+	}
+	sk, ok, err := s.get(ctx, hex.EncodeToString(h[:]))
+	if err != nil {
+		return KeyRecord{}, false, s.unavailable("look up the API key", err)
+	}
+	s.cacheMu.Lock()
+	// An invalidation that arrived during the read may concern this
+	// record: then what was read may be stale, and is not kept.
+	if s.gen == gen {
+		if ok {
+			s.known[h] = sk.record()
+		} else {
+			if len(s.unknown) >= negativeCacheMax {
+				clear(s.unknown)
+			}
+			s.unknown[h] = struct{}{}
+		}
+	}
+	s.cacheMu.Unlock()
+	return sk.record(), ok, nil
+}
+
+// get reads one record by its hex hash.
+func (s *RedisStore) get(ctx context.Context, hexHash string) (storedKey, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	v, err := s.rdb.Get(ctx, redisRecord+hexHash).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return storedKey{}, false, nil
+	}
+	if err != nil {
+		return storedKey{}, false, err
+	}
+	var sk storedKey
+	if err := json.Unmarshal(v, &sk); err != nil {
+		return storedKey{}, false, fmt.Errorf("cannot read account %s: %w", hexHash[:8], err)
+	}
+	return sk, true, nil
+}
+
+// Admit identifies the caller of r and reserves n lookups for it; see
+// Store.Admit. A counted caller's reservation is one round trip to Redis;
+// an unreachable Redis gives an error wrapping ErrUnavailable.
+func (s *RedisStore) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*Reservation, error) {
+	key, present := RequestKey(r)
+	if present && key == "" {
+		return nil, ErrInvalidKey
+	}
+	c, err := s.Identify(ctx, key, client)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		res := &Reservation{}
+		res.done.Store(true)
+		return res, nil
+	}
+	return s.Reserve(ctx, c, n)
+}
+
+// Reserve takes n lookups from c's allowance, all or none; see
+// Store.Reserve.
+func (s *RedisStore) Reserve(ctx context.Context, c Caller, n int) (*Reservation, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("cannot reserve %d lookups; reserve at least one", n)
+	}
+	now := s.opt.Now()
+	k := ckey{}
+	var limit int64
+	var policy string
+	switch c.Tier {
+	case Anonymous:
+		k.kind, k.addr, limit, policy = kindAnon, c.Addr, s.opt.AnonymousPerDay, policyDaily
+	case Registered:
+		if c.KeyID == "" {
+			return nil, fmt.Errorf("cannot reserve for a %s caller without a key id", c.Tier)
+		}
+		k.kind, k.id, limit, policy = kindKey, c.KeyID, s.opt.RegisteredPerMonth, policyMonthly
+	case Paid:
+		if c.KeyID == "" {
+			return nil, fmt.Errorf("cannot reserve for a %s caller without a key id", c.Tier)
+		}
+		// Unlimited: nothing to check, so nothing to ask Redis; the
+		// count is flushed with the others.
+		r := &Reservation{n: int64(n), now: s.opt.Now, remote: &redisTicket{s: s, paidID: c.KeyID}}
+		r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
+		return r, nil
+	default:
+		return nil, fmt.Errorf("cannot reserve for unknown tier %q", c.Tier)
+	}
+	k.window = k.kind.window(now)
+	start, end := k.kind.bounds(k.window)
+	name := redisPrefix + string(dbKey(k))
+	used := name
+	if k.id != "" {
+		used = redisUsed + k.id
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	res, err := admitScript.Run(rctx, s.rdb, []string{name, used}, n, limit, expiry(k.kind, end).UnixMilli(), now.UnixMilli()).Int64Slice()
+	if err != nil {
+		return nil, s.unavailable("count the lookup", err)
+	}
+	if len(res) != 2 {
+		return nil, fmt.Errorf("cannot count the lookup: admission script answered %v", res)
+	}
+	r := &Reservation{n: int64(n), now: s.opt.Now, limited: true, end: end,
+		limits: Limits{Policy: policy, Quota: limit, Window: end.Sub(start), Remaining: max(limit-res[1], 0), Reset: end.Sub(now)}}
+	if res[0] != 1 {
+		s.opt.Metrics.refused(c.Tier)
+		return nil, &QuotaError{Limits: r.limits, Requested: int64(n), RetryAfter: r.limits.Reset, err: ErrQuotaExhausted}
+	}
+	r.remote = &redisTicket{s: s, counter: name, taken: res[1]}
+	r.lookups = s.opt.Metrics.lookupCounter(c.Tier)
+	return r, nil
+}
+
+// expiry is when the Redis counter of a window ending at end may go.
+func expiry(k kind, end time.Time) time.Time {
+	if k.daily() {
+		return end.Add(24 * time.Hour)
+	}
+	return end.Add(redisMonthKeep)
+}
+
+// redisTicket is the Redis side of a Reservation.
+type redisTicket struct {
+	s       *RedisStore
+	counter string // counter name; empty for a paid key
+	taken   int64  // the counter after the reservation
+	paidID  string // key id of a paid key
+}
+
+// commit counts counted (already clamped) of r's lookups.
+func (t *redisTicket) commit(r *Reservation, counted int64, h http.Header) {
+	if t.paidID != "" {
+		if counted > 0 {
+			t.s.addPaid(t.paidID, counted, r.now())
+			if r.lookups != nil {
+				r.lookups.Add(float64(counted))
+			}
+		}
+		return
+	}
+	left := r.limits.Quota - t.taken
+	if back := r.n - counted; back > 0 {
+		if v, err := t.s.giveBack(t.counter, back); err == nil {
+			left = r.limits.Quota - v
+		} else {
+			left += back
+		}
+	}
+	if counted > 0 && r.lookups != nil {
+		r.lookups.Add(float64(counted))
+	}
+	if h != nil {
+		now := r.now()
+		l := r.limits
+		l.Remaining, l.Reset = max(left, 0), max(r.end.Sub(now), 0)
+		l.SetHeaders(h)
+	}
+}
+
+// cancel gives r's whole reservation back.
+func (t *redisTicket) cancel(r *Reservation) {
+	if t.paidID == "" {
+		t.s.giveBack(t.counter, r.n)
+	}
+}
+
+// giveBack returns n reserved lookups to a counter. It runs even when the
+// request's context has ended: a reservation left in Redis would count
+// lookups nobody got. If Redis cannot be reached the lookups stay
+// counted: an error in the caller's disfavour, never in its favour.
+func (s *RedisStore) giveBack(counter string, n int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	v, err := s.rdb.DecrBy(ctx, counter, n).Result()
+	if err != nil {
+		s.failed(err)
+		s.log.Warn("cannot give back reserved lookups; they stay counted", "counter", counter, "n", n, "err", err)
+	}
+	return v, err
+}
+
+// addPaid notes counted lookups of a paid key for the next flush.
+func (s *RedisStore) addPaid(id string, n int64, now time.Time) {
+	month := kindPaid.window(now)
+	s.paidMu.Lock()
+	p := s.paid[id]
+	if p == nil || p.month != month {
+		if p != nil {
+			// A month ended with lookups unflushed: flush them under
+			// their own month first.
+			s.paidMu.Unlock()
+			s.flush()
+			s.paidMu.Lock()
+		}
+		p = &paidCount{month: month}
+		s.paid[id] = p
+	}
+	p.n += n
+	p.last = max(p.last, now.UnixMilli())
+	s.paidMu.Unlock()
+}
+
+func (s *RedisStore) flushLoop() {
+	t := time.NewTicker(s.opt.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			if err := s.flush(); err != nil {
+				s.log.Warn("cannot flush paid lookups; will retry", "err", err)
+			}
+		}
+	}
+}
+
+// flush adds the paid lookups counted since the last flush to Redis in
+// one pipeline; what fails is kept for the next.
+func (s *RedisStore) flush() error {
+	s.paidMu.Lock()
+	pending := s.paid
+	s.paid = map[string]*paidCount{}
+	s.paidMu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	pipe := s.rdb.Pipeline()
+	for id, p := range pending {
+		k := ckey{kind: kindPaid, window: p.month, id: id}
+		_, end := kindPaid.bounds(p.month)
+		addScript.EvalSha(ctx, pipe, []string{redisPrefix + string(dbKey(k)), redisUsed + id}, p.n, expiry(kindPaid, end).UnixMilli(), p.last)
+	}
+	// A pipeline cannot fall back from EVALSHA to EVAL; after a Redis
+	// restart the script is unknown until loaded again.
+	if err := addScript.Load(ctx, s.rdb).Err(); err != nil {
+		s.putBack(pending)
+		return err
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		s.putBack(pending)
+		return err
+	}
+	return nil
+}
+
+// putBack returns counts of a failed flush to the pending ones. A
+// pipeline that failed part-way may have added some: paid counts are
+// usage records, not an allowance, so a rare double count is accepted.
+func (s *RedisStore) putBack(pending map[string]*paidCount) {
+	s.paidMu.Lock()
+	defer s.paidMu.Unlock()
+	for id, p := range pending {
+		q := s.paid[id]
+		if q == nil {
+			s.paid[id] = p
+			continue
+		}
+		if q.month == p.month {
+			q.n += p.n
+			q.last = max(q.last, p.last)
+		}
+	}
+}
+
+// Close stops the background work, flushes the paid lookups and
+// disconnects. Stop serving requests first.
+func (s *RedisStore) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(s.done)
+	s.ps.Close()
+	s.wg.Wait()
+	err := s.flush()
+	if err != nil {
+		err = fmt.Errorf("cannot flush paid lookups: %w", err)
+	}
+	return errors.Join(err, s.rdb.Close())
+}
+
+// publishChange bumps the version and tells every server to drop hexHash
+// (or "*") from its cache, inside the caller's transaction.
+func publishChange(ctx context.Context, p redis.Pipeliner, hexHash string) {
+	p.Incr(ctx, redisVersion)
+	p.Publish(ctx, redisChannel, hexHash)
+}
+
+// CreateKey issues a key; see Keys.CreateKey. Every server knows it as
+// soon as this returns (unknown keys are looked up, not cached, unless a
+// request asked for this very key before, and that entry is dropped by
+// the published change).
+func (s *RedisStore) CreateKey(ctx context.Context, tier Tier, email string, paidUntil time.Time) (string, KeyRecord, error) {
+	if err := checkGrant(tier, paidUntil); err != nil {
+		return "", KeyRecord{}, err
+	}
+	if email != "" {
+		var err error
+		if email, err = NormalizeEmail(email); err != nil {
+			return "", KeyRecord{}, err
+		}
+	}
+	seq, err := s.rdb.Incr(ctx, redisSeq).Uint64()
+	if err != nil {
+		return "", KeyRecord{}, s.unavailable("create the key", err)
+	}
+	key := newKey()
+	h := hashKey(key)
+	hx := hex.EncodeToString(h[:])
+	sk := storedKey{ID: newID(), Seq: seq, Tier: tier, Email: email, Created: s.opt.Now().UTC()}
+	if !paidUntil.IsZero() {
+		sk.PaidUntil = paidUntil.UTC()
+	}
+	mb := redisMailbox + FoldEmail(email)
+	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		if n, err := tx.Exists(ctx, redisID+sk.ID).Result(); err != nil {
+			return err
+		} else if n > 0 {
+			return errIDTaken
+		}
+		if email != "" {
+			if n, err := tx.Exists(ctx, mb).Result(); err != nil {
+				return err
+			} else if n > 0 {
+				return ErrEmailTaken
+			}
+		}
+		data, err := json.Marshal(sk)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, redisRecord+hx, data, 0)
+			p.Set(ctx, redisID+sk.ID, hx, 0)
+			if email != "" {
+				p.Set(ctx, mb, sk.ID, 0)
+			}
+			p.ZAdd(ctx, redisList, redis.Z{Score: float64(seq), Member: hx})
+			publishChange(ctx, p, hx)
+			return nil
+		})
+		return err
+	}, redisID+sk.ID, mb)
+	switch {
+	case errors.Is(err, ErrEmailTaken):
+		return "", KeyRecord{}, err
+	case errors.Is(err, errIDTaken), errors.Is(err, redis.TxFailedErr):
+		return "", KeyRecord{}, fmt.Errorf("cannot create key: a concurrent change won; try again")
+	case err != nil:
+		return "", KeyRecord{}, s.unavailable("create the key", err)
+	}
+	return key, sk.record(), nil
+}
+
+var errIDTaken = errors.New("key id taken")
+
+// find resolves a key id (or a key) to its hex hash.
+func (s *RedisStore) find(ctx context.Context, idOrKey string) (string, error) {
+	if wellFormed(idOrKey) {
+		h := hashKey(idOrKey)
+		return hex.EncodeToString(h[:]), nil
+	}
+	hx, err := s.rdb.Get(ctx, redisID+idOrKey).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("%w: %s", ErrKeyNotFound, idOrKey)
+	}
+	if err != nil {
+		return "", s.unavailable("find the key", err)
+	}
+	return hx, nil
+}
+
+// change applies fn to the record of idOrKey in one optimistic
+// transaction and publishes it.
+func (s *RedisStore) change(ctx context.Context, idOrKey string, fn func(sk *storedKey) (bool, error)) error {
+	hx, err := s.find(ctx, idOrKey)
+	if err != nil {
+		return err
+	}
+	for range 10 {
+		err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			v, err := tx.Get(ctx, redisRecord+hx).Bytes()
+			if errors.Is(err, redis.Nil) {
+				return fmt.Errorf("%w: %s", ErrKeyNotFound, idOrKey)
+			}
+			if err != nil {
+				return err
+			}
+			var sk storedKey
+			if err := json.Unmarshal(v, &sk); err != nil {
+				return fmt.Errorf("cannot read account %s: %w", hx[:8], err)
+			}
+			oldEmail := sk.Email
+			write, err := fn(&sk)
+			if err != nil || !write {
+				return err
+			}
+			data, err := json.Marshal(sk)
+			if err != nil {
+				return err
+			}
+			var holder string
+			if oldEmail != "" && !sk.Revoked.IsZero() {
+				holder, _ = tx.Get(ctx, redisMailbox+FoldEmail(oldEmail)).Result()
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, redisRecord+hx, data, 0)
+				if holder == sk.ID {
+					p.Del(ctx, redisMailbox+FoldEmail(oldEmail))
+				}
+				publishChange(ctx, p, hx)
+				return nil
+			})
+			return err
+		}, redisRecord+hx)
+		if !errors.Is(err, redis.TxFailedErr) {
+			break
+		}
+	}
+	var re revokedError
+	if err != nil && !errors.Is(err, ErrKeyNotFound) && !errors.As(err, &re) {
+		return s.unavailable("change the key", err)
+	}
+	return err
+}
+
+type revokedError struct{ id string }
+
+func (e revokedError) Error() string { return fmt.Sprintf("key %s is revoked; create a new one", e.id) }
+
+// RevokeKey revokes a key by id (or the key itself); every server refuses
+// it within milliseconds. Revoking a revoked key does nothing.
+func (s *RedisStore) RevokeKey(ctx context.Context, idOrKey string) error {
+	return s.change(ctx, idOrKey, func(sk *storedKey) (bool, error) {
+		if !sk.Revoked.IsZero() {
+			return false, nil
+		}
+		sk.Revoked = s.opt.Now().UTC()
+		return true, nil
+	})
+}
+
+// SetTier changes the tier of an active key; see Keys.SetTier.
+func (s *RedisStore) SetTier(ctx context.Context, idOrKey string, tier Tier, paidUntil time.Time) error {
+	if err := checkGrant(tier, paidUntil); err != nil {
+		return err
+	}
+	return s.change(ctx, idOrKey, func(sk *storedKey) (bool, error) {
+		if !sk.Revoked.IsZero() {
+			return false, revokedError{sk.ID}
+		}
+		sk.Tier, sk.PaidUntil = tier, time.Time{}
+		if !paidUntil.IsZero() {
+			sk.PaidUntil = paidUntil.UTC()
+		}
+		return true, nil
+	})
+}
+
+// ListKeys returns every key, oldest first, with its lookups this month
+// as Redis holds them (paid lookups of the last FlushInterval may be
+// missing).
+func (s *RedisStore) ListKeys(ctx context.Context) ([]KeyRecord, error) {
+	hexes, err := s.rdb.ZRange(ctx, redisList, 0, -1).Result()
+	if err != nil {
+		return nil, s.unavailable("list the keys", err)
+	}
+	now := s.opt.Now()
+	month := kindKey.window(now)
+	recs := make([]KeyRecord, 0, len(hexes))
+	const batch = 1000
+	for i := 0; i < len(hexes); i += batch {
+		part := hexes[i:min(i+batch, len(hexes))]
+		names := make([]string, len(part))
+		for j, hx := range part {
+			names[j] = redisRecord + hx
+		}
+		vals, err := s.rdb.MGet(ctx, names...).Result()
+		if err != nil {
+			return nil, s.unavailable("list the keys", err)
+		}
+		var got []KeyRecord
+		var usage []string
+		for j, v := range vals {
+			str, ok := v.(string)
+			if !ok {
+				continue
+			}
+			var sk storedKey
+			if err := json.Unmarshal([]byte(str), &sk); err != nil {
+				return nil, fmt.Errorf("cannot read account %s: %w", part[j][:8], err)
+			}
+			got = append(got, sk.record())
+			usage = append(usage,
+				redisPrefix+string(dbKey(ckey{kind: kindKey, window: month, id: sk.ID})),
+				redisPrefix+string(dbKey(ckey{kind: kindPaid, window: month, id: sk.ID})),
+				redisUsed+sk.ID)
+		}
+		if len(got) == 0 {
+			continue
+		}
+		counts, err := s.rdb.MGet(ctx, usage...).Result()
+		if err != nil {
+			return nil, s.unavailable("list the keys", err)
+		}
+		for j := range got {
+			got[j].Lookups = redisInt(counts[3*j]) + redisInt(counts[3*j+1])
+			got[j].LookupsAsOf = now.UTC()
+			if ms := redisInt(counts[3*j+2]); ms > 0 {
+				got[j].LastUsed = time.UnixMilli(ms).UTC()
+			}
+		}
+		recs = append(recs, got...)
+	}
+	return recs, nil
+}
+
+func redisInt(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}

@@ -1,0 +1,422 @@
+package access
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/internal/testservers"
+)
+
+// openRedisStores opens n RedisStores on one Redis, as n servers would.
+func openRedisStores(tb testing.TB, rd *testservers.Redis, n int, opt Options) []*RedisStore {
+	tb.Helper()
+	var stores []*RedisStore
+	for range n {
+		s, err := OpenRedis(context.Background(), RedisOptions{URL: rd.URL(), Timeout: 300 * time.Millisecond}, opt)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		// The subscription must be in place before a change is made,
+		// or its message goes nowhere (the version check then covers
+		// it, but that is another test).
+		select {
+		case <-s.subscribe:
+		case <-time.After(5 * time.Second):
+			tb.Fatal("no subscription within 5s")
+		}
+		stores = append(stores, s)
+	}
+	return stores
+}
+
+func keyRequest(key string) *http.Request {
+	r := httptest.NewRequest("GET", "/v1/keyword?q=x", nil)
+	if key != "" {
+		r.Header.Set("Authorization", "Bearer "+key)
+	}
+	return r
+}
+
+// admitMany sends total requests of one lookup each, spread round robin
+// over stores, all at once, and returns how many were admitted and
+// committed.
+func admitMany(tb testing.TB, stores []*RedisStore, key string, client netip.Addr, total int) int {
+	tb.Helper()
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, total)
+	for i := range total {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := stores[i%len(stores)].Admit(context.Background(), keyRequest(key), client, 1)
+			var qe *QuotaError
+			switch {
+			case errors.As(err, &qe):
+				return
+			case err != nil:
+				errs <- err
+				return
+			}
+			res.Commit(1, http.Header{})
+			ok.Add(1)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatalf("unexpected refusal: %v", err)
+	}
+	return int(ok.Load())
+}
+
+func TestRedisExactAcrossServers(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 3, Options{})
+	key, _, err := stores[0].CreateKey(context.Background(), Registered, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		key         string
+		total, want int
+	}{
+		{"anonymous", "", 100, 20},
+		{"registered", key, 600, 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := admitMany(t, stores, tc.key, netip.MustParseAddr("203.0.113.7"), tc.total)
+			if got != tc.want {
+				t.Fatalf("%d parallel requests over 3 servers: %d admitted, want exactly %d", tc.total, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRedisRateLimitFields(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	// Redis expires counters by its own clock, so the test's clock stays
+	// near the real one: 23:00 UTC today.
+	clk := &clock{t: time.Now().UTC().Truncate(24 * time.Hour).Add(23 * time.Hour)}
+	stores := openRedisStores(t, rd, 2, Options{Now: clk.Now})
+	client := netip.MustParseAddr("198.51.100.1")
+	for i, tc := range []struct {
+		n, counted int
+		remaining  string
+	}{
+		{5, 5, `"daily";r=15;t=3600`},
+		{5, 2, `"daily";r=13;t=3600`}, // three given back
+		{1, 0, `"daily";r=13;t=3600`},
+	} {
+		res, err := stores[i%2].Admit(context.Background(), keyRequest(""), client, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{}
+		res.Commit(tc.counted, h)
+		if got := h.Get("RateLimit"); got != tc.remaining {
+			t.Errorf("step %d: RateLimit %q, want %q", i, got, tc.remaining)
+		}
+		if got := h.Get("RateLimit-Policy"); got != `"daily";q=20;w=86400` {
+			t.Errorf("step %d: RateLimit-Policy %q", i, got)
+		}
+	}
+	// Cancel gives everything back.
+	res, err := stores[0].Admit(context.Background(), keyRequest(""), client, 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Cancel()
+	if _, err := stores[1].Admit(context.Background(), keyRequest(""), client, 14); err == nil {
+		t.Fatal("14 lookups admitted with 13 left")
+	} else if qe := (*QuotaError)(nil); !errors.As(err, &qe) || qe.Remaining != 13 || qe.RetryAfter != time.Hour {
+		t.Fatalf("refusal %v, want a QuotaError with 13 left, 1h to reset", err)
+	}
+	// The next UTC day is a new window.
+	clk.Add(time.Hour)
+	res, err = stores[1].Admit(context.Background(), keyRequest(""), client, 20)
+	if err != nil {
+		t.Fatalf("a new day: %v", err)
+	}
+	res.Commit(20, nil)
+}
+
+// TestRedisKeyChangesReachEveryServer checks that a key created, re-tiered
+// or revoked through one server takes effect on the others within 250 ms,
+// also when they had cached the key before.
+func TestRedisKeyChangesReachEveryServer(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 3, Options{})
+	ctx := context.Background()
+	client := netip.MustParseAddr("192.0.2.1")
+	// A key asked for before it exists is remembered as unknown.
+	key, rec, err := stores[0].CreateKey(ctx, Registered, "a@example.com", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tierOn := func(s *RedisStore) (Tier, error) {
+		c, err := s.Identify(ctx, key, client)
+		return c.Tier, err
+	}
+	within := func(what string, want func(Tier, error) bool) {
+		t.Helper()
+		deadline := time.Now().Add(250 * time.Millisecond)
+		for _, s := range stores {
+			for {
+				tier, err := tierOn(s)
+				if want(tier, err) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: not seen by every server within 250ms (tier %q, err %v)", what, tier, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	within("create", func(tier Tier, err error) bool { return err == nil && tier == Registered })
+	if _, _, err := stores[1].CreateKey(ctx, Registered, "A@example.com", time.Time{}); !errors.Is(err, ErrEmailTaken) {
+		t.Fatalf("second key for one mailbox: %v, want ErrEmailTaken", err)
+	}
+	if err := stores[1].SetTier(ctx, rec.ID, Paid, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	within("set-tier paid", func(tier Tier, err error) bool { return err == nil && tier == Paid })
+	if err := stores[2].RevokeKey(ctx, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	within("revoke", func(_ Tier, err error) bool { return errors.Is(err, ErrInvalidKey) })
+	if err := stores[2].SetTier(ctx, rec.ID, Paid, time.Time{}); err == nil {
+		t.Fatal("set-tier of a revoked key succeeded")
+	}
+	if err := stores[2].RevokeKey(ctx, "nosuchid1234"); !errors.Is(err, ErrKeyNotFound) {
+		t.Fatalf("revoke of an unknown id: %v", err)
+	}
+	// The mailbox is free again.
+	if _, _, err := stores[0].CreateKey(ctx, Registered, "a@example.com", time.Time{}); err != nil {
+		t.Fatalf("new key for a freed mailbox: %v", err)
+	}
+	recs, err := stores[0].ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].ID != rec.ID || !recs[0].IsRevoked() || recs[1].IsRevoked() {
+		t.Fatalf("ListKeys = %+v, want the revoked key then the new one", recs)
+	}
+}
+
+// TestRedisMissedInvalidation checks that a change made while a server's
+// subscription was down still reaches it, through the version key.
+func TestRedisMissedInvalidation(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 1, Options{})
+	s := stores[0]
+	ctx := context.Background()
+	key, rec, err := s.CreateKey(ctx, Paid, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the creation's own message passes
+	if c, err := s.Identify(ctx, key, netip.Addr{}); err != nil || c.Tier != Paid {
+		t.Fatalf("Identify = %v, %v", c, err)
+	}
+	// Change the record behind the subscription's back, as if the
+	// message had been lost, then let the subscription reconnect.
+	sk, _, err := s.get(ctx, fmt.Sprintf("%x", hashKey(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk.Revoked = time.Now()
+	data := mustJSON(t, sk)
+	if err := s.rdb.Set(ctx, redisRecord+fmt.Sprintf("%x", hashKey(key)), data, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.Incr(ctx, redisVersion).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Identify(ctx, key, netip.Addr{}); err != nil {
+		t.Fatalf("before the reconnect the cached record should still answer: %v", err)
+	} else if c.KeyID != rec.ID {
+		t.Fatal("wrong key")
+	}
+	if err := s.rdb.ClientKillByFilter(ctx, "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.subscribe:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no resubscription within 5s")
+	}
+	if _, err := s.Identify(ctx, key, netip.Addr{}); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("after the reconnect: %v, want ErrInvalidKey", err)
+	}
+}
+
+// TestRedisDownAndBack checks the faults: with Redis gone counted callers
+// get ErrUnavailable (never admitted free), a paid key already known is
+// still served, Ready reports it, and everything works again when Redis
+// returns, with the counts it had.
+func TestRedisDownAndBack(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 1, Options{FlushInterval: 50 * time.Millisecond})
+	s := stores[0]
+	ctx := context.Background()
+	paid, _, err := s.CreateKey(ctx, Paid, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _, err := s.CreateKey(ctx, Registered, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := netip.MustParseAddr("192.0.2.9")
+	for _, k := range []string{"", reg, paid} {
+		res, err := s.Admit(ctx, keyRequest(k), client, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Commit(3, nil)
+	}
+	time.Sleep(200 * time.Millisecond) // a flush of the paid count
+	rd.Stop()
+	for _, k := range []string{"", reg} {
+		if _, err := s.Admit(ctx, keyRequest(k), client, 1); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("Admit with Redis down (key %q): %v, want ErrUnavailable", k, err)
+		}
+	}
+	res, err := s.Admit(ctx, keyRequest(paid), client, 1)
+	if err != nil {
+		t.Fatalf("paid key with Redis down: %v", err)
+	}
+	res.Commit(1, nil)
+	deadline := time.Now().Add(3 * time.Second)
+	for s.Ready() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Ready still nil 3s after Redis stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !errors.Is(s.Ready(), ErrUnavailable) {
+		t.Fatalf("Ready = %v", s.Ready())
+	}
+	rd.Start()
+	deadline = time.Now().Add(5 * time.Second)
+	for s.Ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready 5s after Redis returned: %v", s.Ready())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err = s.Admit(ctx, keyRequest(""), client, 17)
+	if err != nil {
+		t.Fatalf("after recovery: %v", err)
+	}
+	res.Commit(17, nil)
+	if _, err := s.Admit(ctx, keyRequest(""), client, 1); err == nil {
+		t.Fatal("the anonymous count was lost over the restart")
+	}
+	// The paid lookup made while Redis was down is flushed once it is
+	// back.
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		recs, err := s.ListKeys(ctx)
+		if err == nil && len(recs) == 2 && recs[0].Lookups == 4 && recs[1].Lookups == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ListKeys after recovery = %+v, %v; want 4 paid and 3 registered lookups", recs, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestOpenRedisRefusesBadURL(t *testing.T) {
+	for _, u := range []string{"", "http://localhost:6379", "redis://127.0.0.1:1/0"} {
+		if s, err := OpenRedis(context.Background(), RedisOptions{URL: u, Timeout: 200 * time.Millisecond}, Options{}); err == nil {
+			s.Close()
+			t.Errorf("OpenRedis(%q) succeeded", u)
+		}
+	}
+}
+
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// TestMigrateToRedis moves an embedded store to Redis: keys keep working
+// (revoked ones stay refused, mailboxes stay taken), every allowance
+// continues where it was, and a second copy replaces rather than adds.
+func TestMigrateToRedis(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	dir := t.TempDir()
+	clk := &clock{t: time.Now()}
+	ctx := context.Background()
+	emb := openStore(t, dir, clk)
+	regKey, regRec, err := emb.CreateKey(ctx, Registered, "ann@example.com", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paidKey, _ := mustCreate(t, emb, Paid, time.Time{})
+	goneKey, goneRec := mustCreate(t, emb, Registered, time.Time{})
+	if err := emb.RevokeKey(ctx, goneRec.ID); err != nil {
+		t.Fatal(err)
+	}
+	client := mustAddr(t, "203.0.113.50")
+	use(t, emb, mustIdentify(t, emb, "", client), 7)
+	use(t, emb, mustIdentify(t, emb, regKey, client), 30)
+	use(t, emb, mustIdentify(t, emb, paidKey, client), 4)
+	if err := emb.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openRedisStores(t, rd, 1, Options{Now: clk.Now})[0]
+	for range 2 {
+		rep, err := MigrateToRedis(ctx, Options{Dir: dir, Now: clk.Now}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Keys != 3 || rep.Counters != 3 {
+			t.Fatalf("report %+v, want 3 keys and 3 counters", rep)
+		}
+	}
+	if _, err := s.Identify(ctx, goneKey, client); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("revoked key after migration: %v", err)
+	}
+	if c, err := s.Identify(ctx, paidKey, client); err != nil || c.Tier != Paid {
+		t.Fatalf("paid key after migration: %v, %v", c, err)
+	}
+	if _, _, err := s.CreateKey(ctx, Registered, "ann@example.com", time.Time{}); !errors.Is(err, ErrEmailTaken) {
+		t.Fatalf("mailbox after migration: %v, want ErrEmailTaken", err)
+	}
+	for _, tc := range []struct {
+		key  string
+		want int
+	}{{"", 13}, {regKey, 470}} {
+		if got := admitMany(t, []*RedisStore{s}, tc.key, client, tc.want+5); got != tc.want {
+			t.Errorf("key %q: %d admitted after migration, want the %d left", tc.key, got, tc.want)
+		}
+	}
+	recs, err := s.ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].ID != regRec.ID || recs[0].Lookups != 500 || recs[1].Lookups != 4 || recs[0].LastUsed.IsZero() {
+		t.Fatalf("ListKeys = %+v", recs)
+	}
+}
