@@ -6,6 +6,7 @@ BIN     := bin/kwdata
 ADDR    ?= 127.0.0.1:8080
 
 .PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve bench-ingest bench-ingest-10m lint
+.PHONY: bench-build-index bench-build-index-10m bench-serve-10m bench-10m
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kwdata
@@ -34,7 +35,11 @@ test-race:
 	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/...
 
 # Every figure is printed beside its baseline, measured in the same run.
-bench: bench-similarity bench-serve bench-ingest
+bench: bench-ingest bench-similarity bench-build-index bench-serve
+
+# The 10M-keyword rows, each once (hours, about 60 GB of disk and 10 GiB
+# of memory at its peak; one at a time).
+bench-10m: bench-ingest-10m bench-similarity-10m bench-build-index-10m bench-serve-10m
 
 bench-similarity: build
 	bash similarity/bench.sh $(BIN)
@@ -61,6 +66,24 @@ bench-ingest: build
 bench-ingest-10m: build
 	KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=$${KW_BENCH_RUNS:-0} KW_BENCH_DUCKDB=$${KW_BENCH_DUCKDB:-0} \
 		KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-ingest-10m} bash ingest/bench.sh $(BIN)
+
+# build-index beside main's binary (git archive main, or KW_BENCH_BASE_BIN)
+# on a 1M-keyword sample, alternating rounds; the -10m target on 10M
+# keywords, reusing the lake of bench-similarity-10m when it is there
+# (KW_BENCH_DATA names another). Run the 10M targets under
+# flock /tmp/kwdata-bigmem.lock on a shared machine.
+bench-build-index: build
+	bash index/bench.sh $(BIN)
+
+bench-build-index-10m: build
+	KW_BENCH_KEYWORDS=10000000 KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-build-10m} \
+		KW_BENCH_DATA=$${KW_BENCH_DATA:-$$(test -d /tmp/kwdata-bench-10m/data/lake/related && echo /tmp/kwdata-bench-10m/data)} \
+		bash index/bench.sh $(BIN)
+
+# GET /v1/keyword on a 10M-keyword index (the lake of bench-similarity-10m,
+# or KW_BENCH_DATA), cold and warm, beside the minimal handler.
+bench-serve-10m: build
+	bash serve/bench10m.sh $(BIN)
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

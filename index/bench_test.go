@@ -175,10 +175,26 @@ func BenchmarkLookup(b *testing.B) {
 	})
 }
 
+var buildData = flag.String("build-data", "", "data folder whose lake of -build-date BenchmarkBuild compiles, instead of the synthetic one (its published build is left as it was)")
+var buildDate = flag.String("build-date", "2026-11-21", "lake date BenchmarkBuild compiles with -build-data")
+
+// BenchmarkBuild compiles a lake: the synthetic 200k-keyword one, or the
+// one -build-data names (a 1M-keyword sample, say, to profile with
+// -cpuprofile).
 func BenchmarkBuild(b *testing.B) {
-	data, _ := sharedBenchIndex(b)
+	data, date, published := *buildData, *buildDate, ""
+	if data == "" {
+		data, _ = sharedBenchIndex(b)
+		date, published = "2026-11-21", benchLake.m.BuildID
+	} else {
+		id, err := Published(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		published = id
+	}
 	for b.Loop() {
-		m, err := Build(context.Background(), BuildOptions{Data: data, Date: "2026-11-21"})
+		m, err := Build(context.Background(), BuildOptions{Data: data, Date: date, AllowShrink: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -186,7 +202,11 @@ func BenchmarkBuild(b *testing.B) {
 		b.ReportMetric(float64(m.Keys), "keywords")
 		// Keep the folder from filling with builds.
 		os.RemoveAll(filepath.Join(data, "index", m.BuildID))
-		publish(b, data, benchLake.m.BuildID)
+		if published != "" {
+			publish(b, data, published)
+		} else {
+			os.Remove(filepath.Join(data, "index", pointerName))
+		}
 		b.StartTimer()
 	}
 }

@@ -453,7 +453,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	data, date := b.opt.Data, b.opt.Date
 	code := strings.ToUpper(cc)
 	log := b.log.With("country", code)
-	keywords := scanCursor[kw.KeywordRecord](ctx, data, kw.DatasetKeywords, cc, date)
+	keywords := streamKeywords(ctx, data, cc, date)
 	defer keywords.close()
 	related := streamRelated(ctx, data, cc, date)
 	defer related.close()
@@ -462,7 +462,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 
 	var (
 		key, val, prev     []byte
-		prevIntent         []byte
+		prevIntent, relBuf []byte
 		trend              []kw.MonthlySearches
 		n, noIntent        int
 		orphans, badMonths int
@@ -492,7 +492,9 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		rel := noRelated
 		for k, enc, ok := related.peek(); ok && string(k) <= rec.Keyword; k, enc, ok = related.peek() {
 			if string(k) == rec.Keyword {
-				rel = enc
+				// The next peek may hand enc's chunk back to the stream.
+				relBuf = append(relBuf[:0], enc...)
+				rel = relBuf
 			} else {
 				orphans++
 			}
@@ -545,7 +547,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		n++
 		keywords.next()
 	}
-	for _, err := range []error{keywords.err(), related.close(), intents.err()} {
+	for _, err := range []error{keywords.close(), related.close(), intents.err()} {
 		if err != nil {
 			return fmt.Errorf("cannot read the lake for %s: %w", code, err)
 		}
@@ -555,15 +557,22 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	}
 	// The country's intent groups sort after its keywords (groupSep).
 	nGroups := 0
-	for _, g := range groups.sorted() {
-		if err := ctx.Err(); err != nil {
-			return err
+	var (
+		group kw.IntentGroup
+		nums  []int64
+	)
+	for i, g := range groups.sorted() {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		var ok bool
-		if key, ok = appendGroupKey(key[:0], cc, g.Leader); !ok {
+		if key, ok = appendGroupKey(key[:0], cc, g.leader); !ok {
 			return fmt.Errorf("country code %q is not two letters", cc)
 		}
-		val = EncodeGroup(val[:0], g)
+		nums = g.group(&group, nums)
+		val = EncodeGroup(val[:0], &group)
 		if err := tw.add(key, val); err != nil {
 			return err
 		}

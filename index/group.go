@@ -113,60 +113,112 @@ func groupMemberCmp(a, b *kw.GroupMember) int {
 // groupBuilder collects the intent groups of one country while its
 // keywords stream by in text order. A group keeps at most
 // 2*kw.MaxGroupMembers members between trims, so memory is bounded by the
-// number of groups, not by the size of the largest.
+// number of groups, not by the size of the largest. It holds every
+// keyword of the country until the country ends (at 10M keywords, the
+// bulk of a build's heap), so a member is one flat value with no pointer
+// but its keyword's text: kw.GroupMember's two number pointers cost two
+// allocations a keyword and gave the collector three pointers to follow
+// for each, on every cycle.
 type groupBuilder struct {
-	groups map[string]*kw.IntentGroup
+	groups map[string]*groupAcc
+}
+
+// groupAcc is a group being collected.
+type groupAcc struct {
+	leader      string
+	size, total int64
+	members     []member
+}
+
+// member is a kw.GroupMember without pointers: has says which of volume
+// and cpc are given (bit 0 volume, bit 1 cpc).
+type member struct {
+	keyword     string
+	volume, cpc int64
+	overlap     int32
+	has         uint8
 }
 
 func (gb *groupBuilder) add(leader, keyword string, volume, cpc *int64, overlap int32) {
 	if gb.groups == nil {
-		gb.groups = map[string]*kw.IntentGroup{}
+		gb.groups = map[string]*groupAcc{}
 	}
 	g := gb.groups[leader]
 	if g == nil {
 		leader = strings.Clone(leader)
-		g = &kw.IntentGroup{Leader: leader}
+		g = &groupAcc{leader: leader}
 		gb.groups[leader] = g
 	}
-	g.Size++
+	g.size++
 	if volume != nil && *volume > 0 {
-		g.TotalVolume += *volume
+		g.total += *volume
 	}
 	if keyword == leader {
-		keyword = g.Leader
+		keyword = g.leader
 	} else {
 		keyword = strings.Clone(keyword)
 	}
-	g.Members = append(g.Members, kw.GroupMember{Keyword: keyword, Volume: clonePtr(volume), CPCMicros: clonePtr(cpc), Overlap: overlap})
-	if len(g.Members) >= 2*kw.MaxGroupMembers {
-		trimGroup(g)
+	m := member{keyword: keyword, overlap: overlap}
+	if volume != nil {
+		m.volume, m.has = *volume, m.has|1
+	}
+	if cpc != nil {
+		m.cpc, m.has = *cpc, m.has|2
+	}
+	g.members = append(g.members, m)
+	if len(g.members) >= 2*kw.MaxGroupMembers {
+		g.trim()
 	}
 }
 
-func clonePtr(p *int64) *int64 {
-	if p == nil {
-		return nil
+// memberCmp is groupMemberCmp of two members.
+func memberCmp(a, b *member) int {
+	if a.volume != b.volume { // a missing volume is 0, and ranks as 0
+		if a.volume > b.volume {
+			return -1
+		}
+		return 1
 	}
-	return kw.Ptr(*p)
+	return strings.Compare(a.keyword, b.keyword)
 }
 
-func trimGroup(g *kw.IntentGroup) {
-	slices.SortFunc(g.Members, func(a, b kw.GroupMember) int { return groupMemberCmp(&a, &b) })
-	if len(g.Members) > kw.MaxGroupMembers {
-		clear(g.Members[kw.MaxGroupMembers:])
-		g.Members = g.Members[:kw.MaxGroupMembers]
+func (g *groupAcc) trim() {
+	slices.SortFunc(g.members, func(a, b member) int { return memberCmp(&a, &b) })
+	if len(g.members) > kw.MaxGroupMembers {
+		clear(g.members[kw.MaxGroupMembers:])
+		g.members = g.members[:kw.MaxGroupMembers]
 	}
 }
 
-// sorted returns the groups by leader, each with its members ranked and
-// trimmed, and forgets them.
-func (gb *groupBuilder) sorted() []*kw.IntentGroup {
-	out := make([]*kw.IntentGroup, 0, len(gb.groups))
+// group fills dst with the group, its members ranked and trimmed; the
+// members and their numbers reuse dst's and nums' memory.
+func (g *groupAcc) group(dst *kw.IntentGroup, nums []int64) []int64 {
+	g.trim()
+	*dst = kw.IntentGroup{Leader: g.leader, Size: g.size, TotalVolume: g.total, Members: dst.Members[:0]}
+	nums = slices.Grow(nums[:0], 2*len(g.members))
+	for i := range g.members {
+		m := &g.members[i]
+		gm := kw.GroupMember{Keyword: m.keyword, Overlap: m.overlap}
+		if m.has&1 != 0 {
+			nums = append(nums, m.volume)
+			gm.Volume = &nums[len(nums)-1]
+		}
+		if m.has&2 != 0 {
+			nums = append(nums, m.cpc)
+			gm.CPCMicros = &nums[len(nums)-1]
+		}
+		dst.Members = append(dst.Members, gm)
+	}
+	return nums
+}
+
+// sorted returns the groups by leader and forgets them.
+func (gb *groupBuilder) sorted() []*groupAcc {
+	out := make([]*groupAcc, 0, len(gb.groups))
 	for _, g := range gb.groups {
-		trimGroup(g)
 		out = append(out, g)
 	}
 	gb.groups = nil
-	slices.SortFunc(out, func(a, b *kw.IntentGroup) int { return strings.Compare(a.Leader, b.Leader) })
+	slices.SortFunc(out, func(a, b *groupAcc) int { return strings.Compare(a.leader, b.leader) })
 	return out
 }

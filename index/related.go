@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -35,9 +36,43 @@ type relGroup struct {
 	kwOff, kwEnd, relOff, relEnd int
 }
 
+// relColumns are the related partition's columns the build reads, in the
+// order of the rel* indexes.
+var relColumns = []string{"keyword", "rank", "related", "overlap", "volume", "cpc_micros", "same_intent"}
+
+const (
+	relKeyword = iota
+	relRank
+	relRelated
+	relOverlap
+	relVolume
+	relCPC
+	relSameIntent
+)
+
+// appendRelatedColumns is appendRelated of row i of a related batch.
+func appendRelatedColumns(dst []byte, b *lake.TypedBatch, i int) []byte {
+	rel := b.Bytes(relRelated, i)
+	dst = binary.AppendUvarint(dst, uint64(len(rel)))
+	dst = append(dst, rel...)
+	for _, col := range [2]int{relVolume, relCPC} {
+		if v, ok := b.Int64(col, i); ok {
+			dst = appendOpt(dst, &v)
+		} else {
+			dst = appendOpt(dst, nil)
+		}
+	}
+	bits := uint64(uint32(b.Int32(relOverlap, i))) << 1
+	if b.Bool(relSameIntent, i) {
+		bits |= 1
+	}
+	return binary.AppendUvarint(dst, bits)
+}
+
 // relStream is the merge's end of the related stream.
 type relStream struct {
 	ch      chan *relChunk
+	free    chan *relChunk // chunks the merge is done with, for the producer to refill
 	done    chan struct{}
 	finish  chan struct{} // closed when the producer has returned
 	err     error         // the producer's error; read after finish
@@ -50,7 +85,8 @@ type relStream struct {
 // streamRelated starts reading a related partition. The caller must call
 // close.
 func streamRelated(ctx context.Context, data, country, date string) *relStream {
-	s := &relStream{ch: make(chan *relChunk, relChunksAhead), done: make(chan struct{}), finish: make(chan struct{})}
+	s := &relStream{ch: make(chan *relChunk, relChunksAhead), free: make(chan *relChunk, relChunksAhead+2),
+		done: make(chan struct{}), finish: make(chan struct{})}
 	go func() {
 		defer close(s.finish)
 		defer close(s.ch)
@@ -73,7 +109,6 @@ func (s *relStream) produce(ctx context.Context, data, country, date string) err
 		count    int
 		open     bool // a keyword's group is being collected
 		prevRank int32
-		rk       kw.RelatedKeyword
 	)
 	// endGroup closes the current group: its count and entries follow its
 	// keyword in the arena.
@@ -91,19 +126,26 @@ func (s *relStream) produce(ctx context.Context, data, country, date string) err
 		case <-s.done:
 			return errStopScan
 		}
-		chunk = &relChunk{arena: make([]byte, 0, cap(chunk.arena)), groups: make([]relGroup, 0, relChunkGroups)}
+		select {
+		case chunk = <-s.free:
+			chunk.arena, chunk.groups = chunk.arena[:0], chunk.groups[:0]
+		default:
+			chunk = &relChunk{arena: make([]byte, 0, cap(chunk.arena)), groups: make([]relGroup, 0, relChunkGroups)}
+		}
 		return nil
 	}
-	err := lake.Scan(ctx, data, kw.DatasetRelated, country, date, func(batch []kw.RelatedRow) error {
-		for i := range batch {
-			r := &batch[i]
+	// Columns, not rows: the rows' reconstruction allocated two strings and
+	// two numbers a row and took most of a build's time.
+	err := lake.ScanTyped(ctx, data, kw.DatasetRelated, country, date, relColumns, func(b *lake.TypedBatch) error {
+		for i := 0; i < b.Rows; i++ {
+			keyword, rank := b.Bytes(relKeyword, i), b.Int32(relRank, i)
 			if open {
 				g := chunk.groups[len(chunk.groups)-1]
 				last := chunk.arena[g.kwOff:g.kwEnd]
-				switch {
-				case string(last) > r.Keyword || (string(last) == r.Keyword && r.Rank < prevRank):
-					return fmt.Errorf("related partition of %s is not sorted by keyword then rank: %q rank %d after %q rank %d", country, r.Keyword, r.Rank, last, prevRank)
-				case string(last) != r.Keyword:
+				switch c := bytes.Compare(last, keyword); {
+				case c > 0 || (c == 0 && rank < prevRank):
+					return fmt.Errorf("related partition of %s is not sorted by keyword then rank: %q rank %d after %q rank %d", country, keyword, rank, last, prevRank)
+				case c != 0:
 					endGroup()
 					if len(chunk.groups) >= relChunkGroups {
 						if err := send(); err != nil {
@@ -114,14 +156,13 @@ func (s *relStream) produce(ctx context.Context, data, country, date string) err
 			}
 			if !open {
 				off := len(chunk.arena)
-				chunk.arena = append(chunk.arena, r.Keyword...)
+				chunk.arena = append(chunk.arena, keyword...)
 				chunk.groups = append(chunk.groups, relGroup{kwOff: off, kwEnd: len(chunk.arena)})
 				open = true
 			}
-			prevRank = r.Rank
+			prevRank = rank
 			if count < maxRelated {
-				rk = kw.RelatedKeyword{Keyword: r.Related, Volume: r.Volume, CPCMicros: r.CPCMicros, Overlap: r.Overlap, SameIntent: r.SameIntent}
-				entries = appendRelated(entries, &rk)
+				entries = appendRelatedColumns(entries, b, i)
 				count++
 			}
 		}
@@ -140,9 +181,17 @@ func (s *relStream) produce(ctx context.Context, data, country, date string) err
 }
 
 // peek returns the keyword and encoded related section of the next group,
-// or ok false at the end.
+// or ok false at the end. Both are valid until the next call of peek: a
+// chunk the merge has passed is handed back to the producer.
 func (s *relStream) peek() (keyword, related []byte, ok bool) {
 	for s.chunk == nil || s.i >= len(s.chunk.groups) {
+		if s.chunk != nil {
+			select {
+			case s.free <- s.chunk:
+			default:
+			}
+			s.chunk = nil
+		}
 		c, more := <-s.ch
 		if !more {
 			return nil, nil, false

@@ -82,9 +82,11 @@ type topN struct {
 	list []scored
 }
 
-func (t *topN) offer(s scored) {
+// offer adds s if it is among the best n so far, and reports whether it
+// is.
+func (t *topN) offer(s scored) bool {
 	if len(t.list) == t.n && scoredCmp(s, t.list[t.n-1]) >= 0 {
-		return
+		return false
 	}
 	i, _ := slices.BinarySearchFunc(t.list, s, scoredCmp)
 	if len(t.list) < t.n {
@@ -92,6 +94,7 @@ func (t *topN) offer(s scored) {
 	}
 	copy(t.list[i+1:], t.list[i:])
 	t.list[i] = s
+	return true
 }
 
 // encodeKeywords appends a list of keywords: uvarint n, n strings.
@@ -124,14 +127,21 @@ func decodeKeywords(b []byte, max int) ([]string, error) {
 // its keywords stream by in text order.
 type suggestBuilder struct {
 	prev    string
+	n       int          // keywords added
 	stack   []prefixNode // the open prefixes of prev, shortest first
 	records []prefixRecord
 	words   map[string]*topN
+	free    [][]scored // lists of closed prefixes without a record, for reuse
+	seen    []string   // words of the current keyword
+	// last holds the last PrefixScanLimit+1 keywords added, at n modulo
+	// its length: a prefix keeps no list of its best until it begins more
+	// keywords than a scan reads, and then they are exactly these.
+	last [PrefixScanLimit + 1]scored
 }
 
 type prefixNode struct {
 	end   int // the prefix is prev[:end]
-	count int
+	start int // keywords added before the prefix opened
 	top   topN
 }
 
@@ -155,12 +165,36 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 	// Open its own, at every rune boundary after the shared part.
 	for i := common + 1; i <= len(keyword); i++ {
 		if i == len(keyword) || utf8.RuneStart(keyword[i]) {
-			sb.stack = append(sb.stack, prefixNode{end: i, top: topN{n: MaxSuggestions}})
+			sb.stack = append(sb.stack, prefixNode{end: i, start: sb.n, top: topN{n: MaxSuggestions}})
 		}
 	}
-	for i := range sb.stack {
-		sb.stack[i].count++
-		sb.stack[i].top.offer(s)
+	sb.last[sb.n%len(sb.last)] = s
+	sb.n++
+	// Only a prefix beginning more than PrefixScanLimit keywords gets a
+	// record, so only such a prefix needs its best: most prefixes, the
+	// long ones, never get there and cost nothing. The open prefixes are
+	// nested (each holds every keyword of the longer ones after it), so
+	// the longest come first with the fewest keywords, and a keyword that
+	// does not make the top of a full prefix makes none of the shorter
+	// ones, whose tenth best is at least as good: the offers stop there.
+	for i := len(sb.stack) - 1; i >= 0; i-- {
+		p := &sb.stack[i]
+		switch count := sb.n - p.start; {
+		case count <= PrefixScanLimit:
+		case count == PrefixScanLimit+1:
+			if k := len(sb.free); k > 0 {
+				p.top.list, sb.free = sb.free[k-1], sb.free[:k-1]
+			} else {
+				p.top.list = make([]scored, 0, MaxSuggestions)
+			}
+			for _, k := range sb.last {
+				p.top.offer(k)
+			}
+		default:
+			if !p.top.offer(s) {
+				i = 0 // and so for every shorter prefix
+			}
+		}
 	}
 	sb.prev = keyword
 	// Words after the first, each once.
@@ -169,7 +203,7 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 	}
 	rest := keyword
 	first := true
-	var seen []string
+	seen := sb.seen[:0]
 	for rest != "" {
 		var w string
 		w, rest, _ = strings.Cut(rest, " ")
@@ -185,6 +219,7 @@ func (sb *suggestBuilder) add(keyword string, volume *int64) {
 		}
 		t.offer(s)
 	}
+	sb.seen = seen[:0]
 }
 
 // close ends the open prefixes longer than keep bytes, recording those
@@ -193,8 +228,11 @@ func (sb *suggestBuilder) close(keep int) {
 	for len(sb.stack) > 0 && sb.stack[len(sb.stack)-1].end > keep {
 		n := sb.stack[len(sb.stack)-1]
 		sb.stack = sb.stack[:len(sb.stack)-1]
-		if n.count > PrefixScanLimit {
+		if sb.n-n.start > PrefixScanLimit {
 			sb.records = append(sb.records, prefixRecord{prefix: sb.prev[:n.end], list: n.top.list})
+		} else if n.top.list != nil {
+			clear(n.top.list) // the keywords may go
+			sb.free = append(sb.free, n.top.list[:0])
 		}
 	}
 }

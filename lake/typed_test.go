@@ -1,0 +1,122 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// TestScanTypedMatchesScan writes related rows with nulls (none, some,
+// all) in partitions of one and of several row groups and checks that
+// ScanTyped reads every column of every row as Scan does.
+func TestScanTypedMatchesScan(t *testing.T) {
+	cases := []struct {
+		name  string
+		rows  int
+		nulls func(r *rand.Rand, i int) bool
+	}{
+		{"empty", 0, func(*rand.Rand, int) bool { return false }},
+		{"no nulls", 1000, func(*rand.Rand, int) bool { return false }},
+		{"some nulls", 1000, func(r *rand.Rand, _ int) bool { return r.IntN(4) == 0 }},
+		{"all nulls", 500, func(*rand.Rand, int) bool { return true }},
+		{"nulls from the second row group on", rowsPerGroup + 5000, func(_ *rand.Rand, i int) bool { return i > rowsPerGroup && i%3 == 0 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			r := rand.New(rand.NewPCG(1, 2))
+			rows := make([]kw.RelatedRow, tc.rows)
+			for i := range rows {
+				rows[i] = kw.RelatedRow{Keyword: fmt.Sprintf("k%07d", i/10), Rank: int32(i%10 + 1), Related: strings.Repeat("é", r.IntN(5)),
+					Overlap: int32(r.IntN(21)), SameIntent: r.IntN(2) == 0}
+				if !tc.nulls(r, i) {
+					rows[i].Volume = ptr(int64(r.IntN(1e6)) - 10)
+				}
+				if !tc.nulls(r, i) {
+					rows[i].CPCMicros = ptr(int64(r.IntN(1e7)))
+				}
+			}
+			if err := WritePartition(data, kw.DatasetRelated, "us", "2026-11-21", rows); err != nil {
+				t.Fatal(err)
+			}
+			var got []kw.RelatedRow
+			batches := 0
+			err := ScanTyped(context.Background(), data, kw.DatasetRelated, "us", "2026-11-21",
+				[]string{"keyword", "rank", "related", "overlap", "volume", "cpc_micros", "same_intent"}, func(b *TypedBatch) error {
+					batches++
+					for i := 0; i < b.Rows; i++ {
+						row := kw.RelatedRow{Keyword: string(b.Bytes(0, i)), Rank: b.Int32(1, i), Related: string(b.Bytes(2, i)),
+							Overlap: b.Int32(3, i), SameIntent: b.Bool(6, i)}
+						if v, ok := b.Int64(4, i); ok {
+							row.Volume = ptr(v)
+						} else if !b.Null(4, i) {
+							t.Fatalf("row %d: Int64 says null, Null says not", len(got))
+						}
+						if v, ok := b.Int64(5, i); ok {
+							row.CPCMicros = ptr(v)
+						}
+						got = append(got, row)
+					}
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(rows) {
+				t.Fatalf("read %d rows in %d batches, wrote %d", len(got), batches, len(rows))
+			}
+			for i := range rows {
+				if !relatedEqual(got[i], rows[i]) {
+					t.Fatalf("row %d: read %s, wrote %s", i, relatedString(got[i]), relatedString(rows[i]))
+				}
+			}
+		})
+	}
+}
+
+func TestScanTypedRefuses(t *testing.T) {
+	data := t.TempDir()
+	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", []kw.KeywordRecord{{Keyword: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		column, want string
+	}{
+		{"no_such_column", "not a top-level column"},
+		{"monthly", "not a top-level column"},
+		{"competition", "not a string, INT32, INT64 or BOOLEAN"},
+	}
+	for _, tc := range tests {
+		err := ScanTyped(context.Background(), data, kw.DatasetKeywords, "us", "2026-11-21", []string{tc.column}, func(*TypedBatch) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("column %s: err %v, want one saying %q", tc.column, err, tc.want)
+		}
+	}
+	err := ScanTyped(context.Background(), data, kw.DatasetRelated, "us", "2026-11-21", []string{"keyword"}, func(*TypedBatch) error { return nil })
+	if !errors.Is(err, ErrNoPartition) {
+		t.Errorf("missing partition: err %v, want ErrNoPartition", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func relatedEqual(a, b kw.RelatedRow) bool {
+	eq := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.Keyword == b.Keyword && a.Rank == b.Rank && a.Related == b.Related && a.Overlap == b.Overlap &&
+		a.SameIntent == b.SameIntent && eq(a.Volume, b.Volume) && eq(a.CPCMicros, b.CPCMicros)
+}
+
+func relatedString(r kw.RelatedRow) string {
+	s := func(p *int64) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	return fmt.Sprintf("{%q %d %q %d %s %s %v}", r.Keyword, r.Rank, r.Related, r.Overlap, s(r.Volume), s(r.CPCMicros), r.SameIntent)
+}
