@@ -38,12 +38,11 @@ const (
 	redisChannel    = redisPrefix + "keys"    // pub/sub: hex hash of a changed record, or "*"
 	redisAllChanged = "*"
 
-	// The rest of the account database (see redisName): pending sign-up
-	// codes, billing links and applied billing events.
-	redisCode     = redisPrefix + "c:" // c:<mailbox> -> JSON pendingCode
-	redisCustomer = redisPrefix + "u:" // u:<customer id> -> account id
-	redisSub      = redisPrefix + "s:" // s:<subscription id> -> account id
-	redisEvent    = redisPrefix + "x:" // x:<event id> -> when it was applied
+	// The rest of the account database is named by redisName from the
+	// embedded store's keys: pending sign-up codes (kwdata:c:<mailbox> ->
+	// JSON pendingCode), billing links (kwdata:u:<customer id> and
+	// kwdata:s:<subscription id> -> account id) and applied billing events
+	// (kwdata:x:<event id> -> when it was applied).
 )
 
 // redisMonthKeep is how long a monthly counter is kept after its month
