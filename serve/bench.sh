@@ -27,7 +27,8 @@
 # (uncounted) beside registered and anonymous (counted) callers, for the
 # embedded store and (redis_*) the Redis one.
 #
-# KW_BENCH_PROFILE=DIR also writes CPU profiles of both pinned servers.
+# KW_BENCH_PROFILE=DIR also writes CPU profiles of both pinned servers;
+# KW_BENCH_ANSWER_MB=N runs kwdata serve with --answer-cache-mb N.
 #
 # KW_BENCH_DIR keeps the sample, lake and index between runs (default: a
 # temporary folder, removed after), so a re-run skips straight to the load.
@@ -108,7 +109,14 @@ if [[ -n "$PROF" ]]; then
 	KPPROF=(--pprof "127.0.0.1:$((KPORT + 4))") BPPROF=(--pprof "127.0.0.1:$((KPORT + 5))")
 fi
 
-"${SERVER_CPU[@]}" "$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" "${KPPROF[@]}" 2>"$DIR/serve.log" &
+# KW_BENCH_ANSWER_MB sets kwdata serve --answer-cache-mb of both the
+# pinned and the wrk runs (default: the server's own default); evenly
+# spread lookups hit the cache in proportion to the share of answers it
+# holds (about 2 KB each).
+ANSWER=()
+[[ -n "${KW_BENCH_ANSWER_MB:-}" ]] && ANSWER=(--answer-cache-mb "$KW_BENCH_ANSWER_MB")
+
+"${SERVER_CPU[@]}" "$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" "${ANSWER[@]}" "${KPPROF[@]}" 2>"$DIR/serve.log" &
 pids+=($!)
 "${SERVER_CPU[@]}" "$DIR/loadtest" baseline --addr "127.0.0.1:$BPORT" "${BPPROF[@]}" 2>"$DIR/baseline.log" &
 pids+=($!)
@@ -189,7 +197,7 @@ pids=()
 # The same comparison the way wrk sees it: both servers and wrk unpinned,
 # -t1 -c32, every 7th keyword with the paid key, alternating rounds.
 if command -v wrk >/dev/null; then
-	"$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" 2>>"$DIR/serve.log" &
+	"$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" "${ANSWER[@]}" 2>>"$DIR/serve.log" &
 	pids+=($!)
 	"$DIR/loadtest" baseline --addr "127.0.0.1:$BPORT" 2>>"$DIR/baseline.log" &
 	pids+=($!)
