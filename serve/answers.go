@@ -39,6 +39,14 @@ const admitEvery = 8
 // keyword: the map slot, the slice and string headers.
 const answerOverhead = 64
 
+// entrySize is what an entry holds of the heap. The body counts at its
+// capacity: Go rounds an allocation up to its size class (a 1,808-byte
+// answer takes 2,048 bytes), and counting the length let the cache hold
+// about an eighth more than its bound.
+func entrySize(q string, body []byte) int64 {
+	return int64(cap(body)+len(q)) + answerOverhead
+}
+
 // answers returns the cache of build version, making a new one when the
 // served build changed; nil when caching is off.
 func (s *Server) answers(version string) *answerCache {
@@ -70,14 +78,17 @@ func (c *answerCache) get(country, q string) []byte {
 
 // put keeps a copy of body as the answer for q in country.
 func (c *answerCache) put(country, q string, body []byte) {
-	size := int64(len(body)+len(q)) + answerOverhead
-	if c == nil || size > c.limit {
+	if c == nil || int64(len(body)+len(q))+answerOverhead > c.limit {
 		return
 	}
 	if c.full.Load() && c.tick.Add(1)%admitEvery != 0 {
 		return
 	}
 	b := append([]byte(nil), body...)
+	size := entrySize(q, b)
+	if size > c.limit {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	byQ := c.m[country]
@@ -102,7 +113,7 @@ func (c *answerCache) evictOne() bool {
 	for country, byQ := range c.m {
 		for q, b := range byQ {
 			delete(byQ, q)
-			c.bytes -= int64(len(b)+len(q)) + answerOverhead
+			c.bytes -= entrySize(q, b)
 			return true
 		}
 		delete(c.m, country)

@@ -130,13 +130,21 @@ func TestAnswerCacheBound(t *testing.T) {
 			var held int64
 			for _, byQ := range c.m {
 				for q, b := range byQ {
-					held += int64(len(b)+len(q)) + answerOverhead
+					held += entrySize(q, b)
 				}
 			}
 			if held != c.bytes {
 				t.Errorf("bytes %d, entries add up to %d", c.bytes, held)
 			}
 		})
+	}
+	// An answer counts as the allocation that holds it, not its length:
+	// 1,808 bytes (the median answer at 200,000 keywords) take a
+	// 2,048-byte size class.
+	c := &answerCache{version: "b", limit: 1 << 20, m: map[string]map[string][]byte{}}
+	c.put("US", "running shoes", bytes.Repeat([]byte("x"), 1808))
+	if b := c.get("US", "running shoes"); b == nil || c.bytes < int64(cap(b)) {
+		t.Errorf("a 1808-byte answer counts %d bytes in a %d-byte allocation", c.bytes, cap(b))
 	}
 	var nilCache *answerCache
 	if nilCache.get("US", "x") != nil {

@@ -27,6 +27,9 @@
 # (uncounted) beside registered and anonymous (counted) callers, for the
 # embedded store and (redis_*) the Redis one.
 #
+# KW_BENCH_PROFILE=DIR also writes CPU profiles of both pinned servers;
+# KW_BENCH_ANSWER_MB=N runs kwdata serve with --answer-cache-mb N.
+#
 # KW_BENCH_DIR keeps the sample, lake and index between runs (default: a
 # temporary folder, removed after), so a re-run skips straight to the load.
 set -euo pipefail
@@ -95,9 +98,27 @@ cleanup() {
 }
 trap 'cleanup; [[ -z "${KW_BENCH_DIR:-}" ]] && rm -rf "$DIR"' EXIT
 
-"${SERVER_CPU[@]}" "$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" 2>"$DIR/serve.log" &
+# KW_BENCH_PROFILE=DIR: after the pinned rounds, one more run of each
+# server under a CPU profile (DIR/kwdata.pprof, DIR/baseline.pprof), to
+# read with go tool pprof beside the figures of the same run.
+PROF=${KW_BENCH_PROFILE:-}
+KPPROF=() BPPROF=()
+if [[ -n "$PROF" ]]; then
+	mkdir -p "$PROF"
+	PROF=$(cd "$PROF" && pwd)
+	KPPROF=(--pprof "127.0.0.1:$((KPORT + 4))") BPPROF=(--pprof "127.0.0.1:$((KPORT + 5))")
+fi
+
+# KW_BENCH_ANSWER_MB sets kwdata serve --answer-cache-mb of both the
+# pinned and the wrk runs (default: the server's own default); evenly
+# spread lookups hit the cache in proportion to the share of answers it
+# holds (about 2 KB each).
+ANSWER=()
+[[ -n "${KW_BENCH_ANSWER_MB:-}" ]] && ANSWER=(--answer-cache-mb "$KW_BENCH_ANSWER_MB")
+
+"${SERVER_CPU[@]}" "$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" "${ANSWER[@]}" "${KPPROF[@]}" 2>"$DIR/serve.log" &
 pids+=($!)
-"${SERVER_CPU[@]}" "$DIR/loadtest" baseline --addr "127.0.0.1:$BPORT" 2>"$DIR/baseline.log" &
+"${SERVER_CPU[@]}" "$DIR/loadtest" baseline --addr "127.0.0.1:$BPORT" "${BPPROF[@]}" 2>"$DIR/baseline.log" &
 pids+=($!)
 
 # Wait until both answer (bounded).
@@ -157,13 +178,26 @@ BP=$(tr ' ' '\n' <<<"${p99[baseline]}" | grep . | median)
 awk -v k="$KR" -v b="$BR" -v kp="$KP" -v bp="$BP" \
 	'BEGIN { printf "ratio kwdata / baseline: %.2f (target >= 0.80); p99 %.2f x the baseline'"'"'s (target <= 1.5)\n", k / b, kp / bp }'
 
+if [[ -n "$PROF" ]]; then
+	psecs=$((SECS > 3 ? SECS - 2 : 1))
+	for t in baseline kwdata; do
+		port=$BPORT pport=$((KPORT + 5))
+		[[ $t == kwdata ]] && port=$KPORT pport=$((KPORT + 4))
+		curl -fsS -o "$PROF/$t.pprof" "http://127.0.0.1:$pport/debug/pprof/profile?seconds=$psecs" &
+		cpid=$!
+		echo "profiled: $(load "$t" "$port" 99)"
+		wait "$cpid" || echo "bench.sh: no CPU profile of $t" >&2
+	done
+	echo "CPU profiles of the pinned servers: go tool pprof -top $PROF/kwdata.pprof (and baseline.pprof)"
+fi
+
 cleanup
 pids=()
 
 # The same comparison the way wrk sees it: both servers and wrk unpinned,
 # -t1 -c32, every 7th keyword with the paid key, alternating rounds.
 if command -v wrk >/dev/null; then
-	"$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" 2>>"$DIR/serve.log" &
+	"$BIN" serve --data "$DIR/data" --addr "127.0.0.1:$KPORT" "${ANSWER[@]}" 2>>"$DIR/serve.log" &
 	pids+=($!)
 	"$DIR/loadtest" baseline --addr "127.0.0.1:$BPORT" 2>>"$DIR/baseline.log" &
 	pids+=($!)

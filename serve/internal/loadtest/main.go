@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -111,7 +112,18 @@ func fixedRecord() *keywordRecord {
 func runBaseline(args []string) error {
 	fs := flag.NewFlagSet("baseline", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:8181", "address to listen on")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this separate address, so a benchmark can profile the baseline beside kwdata serve --pprof; off by default")
 	fs.Parse(args)
+	if *pprofAddr != "" {
+		pln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return fmt.Errorf("cannot listen for pprof on %s: %w", *pprofAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go (&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}).Serve(pln)
+	}
 	rec := fixedRecord()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
