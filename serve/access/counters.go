@@ -155,6 +155,18 @@ func RequestKey(r *http.Request) (key string, present bool) {
 // allowance is consulted and the Reservation returned is already ended, so
 // a request with nothing to count gets its 401 and never a 429.
 func (s *Store) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*Reservation, error) {
+	return admit(ctx, s, r, client, n)
+}
+
+// reserver is what admit needs of a store: both stores identify callers
+// and reserve lookups their own way, and admit the same way.
+type reserver interface {
+	Identify(ctx context.Context, apiKey string, client netip.Addr) (Caller, error)
+	Reserve(ctx context.Context, c Caller, n int) (*Reservation, error)
+}
+
+// admit is Admit of either store.
+func admit(ctx context.Context, s reserver, r *http.Request, client netip.Addr, n int) (*Reservation, error) {
 	key, present := RequestKey(r)
 	if present && key == "" {
 		return nil, ErrInvalidKey

@@ -420,20 +420,7 @@ func (s *RedisStore) get(ctx context.Context, hexHash string) (storedKey, bool, 
 // Store.Admit. A counted caller's reservation is one round trip to Redis;
 // an unreachable Redis gives an error wrapping ErrUnavailable.
 func (s *RedisStore) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*Reservation, error) {
-	key, present := RequestKey(r)
-	if present && key == "" {
-		return nil, ErrInvalidKey
-	}
-	c, err := s.Identify(ctx, key, client)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		res := &Reservation{}
-		res.done.Store(true)
-		return res, nil
-	}
-	return s.Reserve(ctx, c, n)
+	return admit(ctx, s, r, client, n)
 }
 
 // Reserve takes n lookups from c's allowance, all or none; see
