@@ -16,8 +16,13 @@ import (
 // slices of, so a row costs no allocation of its own; chunks the merge
 // has passed go back to the reader.
 
-// kwChunksAhead is how many chunks of read keywords may wait for the merge.
-const kwChunksAhead = 2
+// kwChunksAhead is how many chunks of read keywords may wait for the
+// merge; a chunk holds at most kwChunkRows of them, a slice of a row group
+// (of 128Ki rows), so that the chunks in flight stay at a few MiB.
+const (
+	kwChunksAhead = 2
+	kwChunkRows   = 8192
+)
 
 // kwColumns are the keywords partition's columns the build reads, in the
 // order of the kw* indexes; source is not indexed.
@@ -72,19 +77,21 @@ func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
 		defer close(s.finish)
 		defer close(s.ch)
 		err := lake.ScanTyped(ctx, data, kw.DatasetKeywords, country, date, kwColumns, func(b *lake.TypedBatch) error {
-			var c *kwChunk
-			select {
-			case c = <-s.free:
-			default:
-				c = &kwChunk{}
+			for from := 0; from < b.Rows; from += kwChunkRows {
+				var c *kwChunk
+				select {
+				case c = <-s.free:
+				default:
+					c = &kwChunk{}
+				}
+				c.fill(b, from, min(from+kwChunkRows, b.Rows))
+				select {
+				case s.ch <- c:
+				case <-s.done:
+					return errStopScan
+				}
 			}
-			c.fill(b)
-			select {
-			case s.ch <- c:
-				return nil
-			case <-s.done:
-				return errStopScan
-			}
+			return nil
 		})
 		if !errors.Is(err, errStopScan) {
 			s.err = err
@@ -93,15 +100,18 @@ func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
 	return s
 }
 
-// fill makes c the records of batch b, sharing nothing with it.
-func (c *kwChunk) fill(b *lake.TypedBatch) {
-	n := b.Rows
+// fill makes c the records of rows [from, to) of batch b, sharing nothing
+// with it.
+func (c *kwChunk) fill(b *lake.TypedBatch, from, to int) {
+	n := to - from
 	clear(c.recs) // drop the strings of the chunk's last use
 	c.recs = grow(c.recs, n)[:n]
-	nMonths := 0
+	mFrom, mTo := 0, 0
 	if n > 0 {
-		_, nMonths = b.Span(kwMonth, n-1) // a row group's values start at 0
+		mFrom, _ = b.Span(kwMonth, from)
+		_, mTo = b.Span(kwMonth, to-1)
 	}
+	nMonths := mTo - mFrom
 	// Sized once, so that the pointers into them stay valid.
 	c.ints = grow(c.ints, 4*n+nMonths)
 	c.floats = grow(c.floats, 3*n)
@@ -122,19 +132,19 @@ func (c *kwChunk) fill(b *lake.TypedBatch) {
 		c.floats = append(c.floats, v)
 		return &c.floats[len(c.floats)-1]
 	}
-	keywords := c.texts(0, b, kwKeyword, n)
-	ranges := c.texts(1, b, kwVolumeRange, n)
-	levels := c.texts(2, b, kwCompetitionLevel, n)
-	months := c.texts(3, b, kwMonth, nMonths)
-	for i := range c.recs {
-		r := &c.recs[i]
+	keywords := c.texts(0, b, kwKeyword, from, to)
+	ranges := c.texts(1, b, kwVolumeRange, from, to)
+	levels := c.texts(2, b, kwCompetitionLevel, from, to)
+	months := c.texts(3, b, kwMonth, mFrom, mTo)
+	for j := range c.recs {
+		r, i := &c.recs[j], from+j
 		*r = kw.KeywordRecord{
-			Keyword:          keywords.at(i),
+			Keyword:          keywords.at(j),
 			Volume:           optInt(kwVolume, i),
-			VolumeRange:      ranges.at(i),
+			VolumeRange:      ranges.at(j),
 			CPCMicros:        optInt(kwCPC, i),
 			Competition:      optFloat(kwCompetition, i),
-			CompetitionLevel: levels.at(i),
+			CompetitionLevel: levels.at(j),
 			BidLowMicros:     optInt(kwBidLow, i),
 			BidHighMicros:    optInt(kwBidHigh, i),
 			YoYChange:        optFloat(kwYoY, i),
@@ -149,7 +159,7 @@ func (c *kwChunk) fill(b *lake.TypedBatch) {
 		if hi > lo {
 			start := len(c.months)
 			for k := lo; k < hi; k++ {
-				c.months = append(c.months, kw.MonthlySearches{Month: months.at(k), Searches: optInt(kwSearches, k)})
+				c.months = append(c.months, kw.MonthlySearches{Month: months.at(k - mFrom), Searches: optInt(kwSearches, k)})
 			}
 			r.Monthly = c.months[start:len(c.months):len(c.months)]
 		}
@@ -164,14 +174,14 @@ type textColumn struct {
 
 func (t *textColumn) at(i int) string { return t.all[t.offs[i]:t.offs[i+1]] }
 
-// texts copies the first n values of text column col of b into one string,
-// so that a batch costs one allocation a column, not one a row; slot is
-// the chunk's scratch for the column.
-func (c *kwChunk) texts(slot int, b *lake.TypedBatch, col, n int) *textColumn {
+// texts copies values [from, to) of text column col of b into one string,
+// so that a chunk costs one allocation a column, not one a row; slot is
+// the chunk's scratch for the column, and at(i) is value from+i.
+func (c *kwChunk) texts(slot int, b *lake.TypedBatch, col, from, to int) *textColumn {
 	t := &c.cols[slot]
 	c.text = c.text[:0]
 	t.offs = append(t.offs[:0], 0)
-	for i := 0; i < n; i++ {
+	for i := from; i < to; i++ {
 		c.text = append(c.text, b.Bytes(col, i)...)
 		t.offs = append(t.offs, uint32(len(c.text)))
 	}
