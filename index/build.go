@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -457,7 +456,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	defer keywords.close()
 	related := streamRelated(ctx, data, cc, date)
 	defer related.close()
-	intents := scanCursor[kw.IntentRow](ctx, data, kw.DatasetIntents, cc, date)
+	intents := intentsCursor(ctx, data, cc, date)
 	defer intents.close()
 
 	var (
@@ -717,29 +716,6 @@ type cursor[T any] struct {
 }
 
 var errStopScan = errors.New("scan stopped")
-
-// scanCursor turns lake.Scan's callbacks into a pull cursor, so that
-// partitions can be merged in one pass on one goroutine. A batch stays valid until the
-// cursor pulls the next one. A missing partition reads as empty.
-func scanCursor[T any](ctx context.Context, data, dataset, country, date string) *cursor[T] {
-	c := &cursor[T]{}
-	seq := func(yield func([]T) bool) {
-		err := lake.Scan(ctx, data, dataset, country, date, func(batch []T) error {
-			if !yield(batch) {
-				return errStopScan
-			}
-			return nil
-		})
-		switch {
-		case errors.Is(err, lake.ErrNoPartition) && dataset != kw.DatasetKeywords:
-			c.missing = true
-		case err != nil && !errors.Is(err, errStopScan):
-			c.scanErr = err
-		}
-	}
-	c.pull, c.stop = iter.Pull(iter.Seq[[]T](seq))
-	return c
-}
 
 // peek returns the current row, or nil at the end.
 func (c *cursor[T]) peek() *T {

@@ -155,9 +155,10 @@ func (gb *groupBuilder) add(leader, keyword string, volume, cpc *int64, overlap 
 	}
 	if keyword == leader {
 		keyword = g.leader
-	} else {
-		keyword = strings.Clone(keyword)
 	}
+	// keyword is kept as it is: the keywords stream's texts are slices of
+	// one string per row group, never changed, so a copy would only cost
+	// an allocation a keyword.
 	m := member{keyword: keyword, overlap: overlap}
 	if volume != nil {
 		m.volume, m.has = *volume, m.has|1

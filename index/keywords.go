@@ -9,15 +9,41 @@ import (
 )
 
 // The keywords partition is read on a goroutine of its own, like the
-// related one: reconstructing its rows (twelve months each) was a third
-// of the merge's time, and the merge itself (encoding, the suggestion and
-// group tables, the SSTable writer) keeps the other core busy. lake.Scan
-// reuses its batch, so each batch is copied into a chunk that owns every
-// number and month it points to; chunks the merge has passed go back to
-// the reader.
+// related one, and by columns, not rows: rebuilding every row (and its
+// twelve months) through reflection took a third of a build's CPU. Each
+// row group becomes a chunk that owns its records, the numbers and months
+// they point to, and one string per text column that their texts are
+// slices of, so a row costs no allocation of its own; chunks the merge
+// has passed go back to the reader.
 
-// kwChunksAhead is how many chunks of read keywords may wait for the merge.
-const kwChunksAhead = 2
+// kwChunksAhead is how many chunks of read keywords may wait for the
+// merge; a chunk holds at most kwChunkRows of them, a slice of a row group
+// (of 128Ki rows), so that the chunks in flight stay at a few MiB.
+const (
+	kwChunksAhead = 2
+	kwChunkRows   = 8192
+)
+
+// kwColumns are the keywords partition's columns the build reads, in the
+// order of the kw* indexes; source is not indexed.
+var kwColumns = []string{"keyword", "volume", "volume_range", "cpc_micros", "competition", "competition_level",
+	"bid_low_micros", "bid_high_micros", "yoy_change", "three_month_change",
+	"monthly.list.element.month", "monthly.list.element.searches"}
+
+const (
+	kwKeyword = iota
+	kwVolume
+	kwVolumeRange
+	kwCPC
+	kwCompetition
+	kwCompetitionLevel
+	kwBidLow
+	kwBidHigh
+	kwYoY
+	kwThreeMonth
+	kwMonth
+	kwSearches
+)
 
 // kwChunk is a batch of keyword records and the numbers and months they
 // point into.
@@ -26,6 +52,8 @@ type kwChunk struct {
 	ints   []int64
 	floats []float64
 	months []kw.MonthlySearches
+	text   []byte        // scratch for the texts of one column
+	cols   [4]textColumn // keyword, volume_range, competition_level, month
 }
 
 // kwStream is the merge's end of the keywords stream.
@@ -48,20 +76,22 @@ func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
 	go func() {
 		defer close(s.finish)
 		defer close(s.ch)
-		err := lake.Scan(ctx, data, kw.DatasetKeywords, country, date, func(batch []kw.KeywordRecord) error {
-			var c *kwChunk
-			select {
-			case c = <-s.free:
-			default:
-				c = &kwChunk{}
+		err := lake.ScanTyped(ctx, data, kw.DatasetKeywords, country, date, kwColumns, func(b *lake.TypedBatch) error {
+			for from := 0; from < b.Rows; from += kwChunkRows {
+				var c *kwChunk
+				select {
+				case c = <-s.free:
+				default:
+					c = &kwChunk{}
+				}
+				c.fill(b, from, min(from+kwChunkRows, b.Rows))
+				select {
+				case s.ch <- c:
+				case <-s.done:
+					return errStopScan
+				}
 			}
-			c.fill(batch)
-			select {
-			case s.ch <- c:
-				return nil
-			case <-s.done:
-				return errStopScan
-			}
+			return nil
 		})
 		if !errors.Is(err, errStopScan) {
 			s.err = err
@@ -70,48 +100,93 @@ func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
 	return s
 }
 
-// fill makes c a copy of batch that shares nothing with it but strings,
-// which never change.
-func (c *kwChunk) fill(batch []kw.KeywordRecord) {
+// fill makes c the records of rows [from, to) of batch b, sharing nothing
+// with it.
+func (c *kwChunk) fill(b *lake.TypedBatch, from, to int) {
+	n := to - from
 	clear(c.recs) // drop the strings of the chunk's last use
-	c.recs = append(c.recs[:0], batch...)
-	nInts, nFloats, nMonths := 0, 0, 0
-	for i := range batch {
-		nInts += 4 + len(batch[i].Monthly)
-		nFloats += 3
-		nMonths += len(batch[i].Monthly)
+	c.recs = grow(c.recs, n)[:n]
+	mFrom, mTo := 0, 0
+	if n > 0 {
+		mFrom, _ = b.Span(kwMonth, from)
+		_, mTo = b.Span(kwMonth, to-1)
 	}
+	nMonths := mTo - mFrom
 	// Sized once, so that the pointers into them stay valid.
-	c.ints = grow(c.ints, nInts)
-	c.floats = grow(c.floats, nFloats)
+	c.ints = grow(c.ints, 4*n+nMonths)
+	c.floats = grow(c.floats, 3*n)
 	c.months = grow(c.months, nMonths)
-	cloneInt := func(p *int64) *int64 {
-		if p == nil {
+	optInt := func(col, row int) *int64 {
+		v, ok := b.Int64(col, row)
+		if !ok {
 			return nil
 		}
-		c.ints = append(c.ints, *p)
+		c.ints = append(c.ints, v)
 		return &c.ints[len(c.ints)-1]
 	}
-	cloneFloat := func(p *float64) *float64 {
-		if p == nil {
+	optFloat := func(col, row int) *float64 {
+		v, ok := b.Float64(col, row)
+		if !ok {
 			return nil
 		}
-		c.floats = append(c.floats, *p)
+		c.floats = append(c.floats, v)
 		return &c.floats[len(c.floats)-1]
 	}
-	for i := range c.recs {
-		r := &c.recs[i]
-		r.Volume, r.CPCMicros = cloneInt(r.Volume), cloneInt(r.CPCMicros)
-		r.BidLowMicros, r.BidHighMicros = cloneInt(r.BidLowMicros), cloneInt(r.BidHighMicros)
-		r.Competition, r.YoYChange, r.ThreeMonthChange = cloneFloat(r.Competition), cloneFloat(r.YoYChange), cloneFloat(r.ThreeMonthChange)
-		if r.Monthly != nil {
+	keywords := c.texts(0, b, kwKeyword, from, to)
+	ranges := c.texts(1, b, kwVolumeRange, from, to)
+	levels := c.texts(2, b, kwCompetitionLevel, from, to)
+	months := c.texts(3, b, kwMonth, mFrom, mTo)
+	for j := range c.recs {
+		r, i := &c.recs[j], from+j
+		*r = kw.KeywordRecord{
+			Keyword:          keywords.at(j),
+			Volume:           optInt(kwVolume, i),
+			VolumeRange:      ranges.at(j),
+			CPCMicros:        optInt(kwCPC, i),
+			Competition:      optFloat(kwCompetition, i),
+			CompetitionLevel: levels.at(j),
+			BidLowMicros:     optInt(kwBidLow, i),
+			BidHighMicros:    optInt(kwBidHigh, i),
+			YoYChange:        optFloat(kwYoY, i),
+			ThreeMonthChange: optFloat(kwThreeMonth, i),
+		}
+		lo, hi := b.Span(kwMonth, i)
+		if slo, shi := b.Span(kwSearches, i); slo != lo || shi != hi {
+			// The two leaves of one list always agree; a file where they
+			// do not is damaged, and the row keeps no months.
+			continue
+		}
+		if hi > lo {
 			start := len(c.months)
-			for _, m := range r.Monthly {
-				c.months = append(c.months, kw.MonthlySearches{Month: m.Month, Searches: cloneInt(m.Searches)})
+			for k := lo; k < hi; k++ {
+				c.months = append(c.months, kw.MonthlySearches{Month: months.at(k - mFrom), Searches: optInt(kwSearches, k)})
 			}
 			r.Monthly = c.months[start:len(c.months):len(c.months)]
 		}
 	}
+}
+
+// textColumn is the texts of one column of a batch, in one string.
+type textColumn struct {
+	all  string
+	offs []uint32 // n+1 offsets into all
+}
+
+func (t *textColumn) at(i int) string { return t.all[t.offs[i]:t.offs[i+1]] }
+
+// texts copies values [from, to) of text column col of b into one string,
+// so that a chunk costs one allocation a column, not one a row; slot is
+// the chunk's scratch for the column, and at(i) is value from+i.
+func (c *kwChunk) texts(slot int, b *lake.TypedBatch, col, from, to int) *textColumn {
+	t := &c.cols[slot]
+	c.text = c.text[:0]
+	t.offs = append(t.offs[:0], 0)
+	for i := from; i < to; i++ {
+		c.text = append(c.text, b.Bytes(col, i)...)
+		t.offs = append(t.offs, uint32(len(c.text)))
+	}
+	t.all = string(c.text)
+	return t
 }
 
 // grow returns s emptied, with room for n elements.

@@ -150,8 +150,9 @@ type prefixRecord struct {
 	list   []scored
 }
 
+// add offers the next keyword in text order. It keeps keyword as it is,
+// as groupBuilder.add does.
 func (sb *suggestBuilder) add(keyword string, volume *int64) {
-	keyword = strings.Clone(keyword)
 	s := scored{keyword, max(kw.Deref(volume), 0)}
 	// Close the prefixes of the previous keyword this one does not share.
 	common := 0

@@ -5,18 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
 )
 
-// TypedBatch is one row group's values of the top-level columns ScanTyped
-// was asked for: strings (byte arrays), INT32, INT64 and BOOLEAN, required
+// TypedBatch is one row group's values of the columns ScanTyped was asked
+// for: strings (byte arrays), INT32, INT64, DOUBLE and BOOLEAN, required
 // or optional, each column stored flat with a null mark per row where it
 // has nulls. Like ColumnBatch it skips row reconstruction and the
 // allocation of every string and every optional number that Scan pays,
 // which is most of the cost of reading a partition of tens of millions of
 // rows into Go values.
+//
+// A leaf of a list (a column repeated once, such as
+// "monthly.list.element.month") holds a run of values per row: Span gives
+// the run of a row, and the value accessors then take a value index of
+// that run in place of a row.
 type TypedBatch struct {
 	// Rows is the number of rows in the batch.
 	Rows int
@@ -26,11 +32,20 @@ type TypedBatch struct {
 type typedColumn struct {
 	kind  parquet.Kind
 	data  []byte   // byte arrays, back to back
-	offs  []uint32 // byte arrays: Rows+1 offsets into data
+	offs  []uint32 // byte arrays: one offset into data per value, and one past the end
 	i32   []int32
 	i64   []int64
+	f64   []float64
 	bools []bool
-	null  []bool // per row; empty when the row group has no null in the column
+	null  []bool // per value; empty when the row group has no null in the column
+
+	// A list leaf: spans holds, per row, the index of its first value,
+	// and one more entry, the number of values; elemDef is the definition
+	// level from which a level stands for a list element (below it, the
+	// row's list is empty or null) and maxDef the one of a present value.
+	repeated        bool
+	spans           []uint32
+	elemDef, maxDef int
 }
 
 // Bytes returns string column col (an index into ScanTyped's columns) of
@@ -50,8 +65,21 @@ func (b *TypedBatch) Int64(col, row int) (int64, bool) {
 	return c.i64[row], len(c.null) == 0 || !c.null[row]
 }
 
+// Float64 returns DOUBLE column col of row row, and false when it is null.
+func (b *TypedBatch) Float64(col, row int) (float64, bool) {
+	c := &b.cols[col]
+	return c.f64[row], len(c.null) == 0 || !c.null[row]
+}
+
 // Bool returns BOOLEAN column col of row row; a null reads as false.
 func (b *TypedBatch) Bool(col, row int) bool { return b.cols[col].bools[row] }
+
+// Span returns the value indexes [lo, hi) of row row of list leaf col: an
+// empty or null list has none.
+func (b *TypedBatch) Span(col, row int) (lo, hi int) {
+	c := &b.cols[col]
+	return int(c.spans[row]), int(c.spans[row+1])
+}
 
 // Null reports whether column col of row row is null.
 func (b *TypedBatch) Null(col, row int) bool {
@@ -59,11 +87,13 @@ func (b *TypedBatch) Null(col, row int) bool {
 	return len(c.null) > 0 && c.null[row]
 }
 
-// ScanTyped reads the named top-level columns of a partition one row
-// group at a time, in file order, and hands each to fn in one reused
-// TypedBatch: fn must copy what it keeps. A column that is missing,
-// repeated or of another physical type than BYTE_ARRAY, INT32, INT64 or
-// BOOLEAN is an error naming the file.
+// ScanTyped reads the named columns of a partition one row group at a
+// time, in file order, and hands each to fn in one reused TypedBatch: fn
+// must copy what it keeps. A column is named by its path, dotted: a
+// top-level column ("volume") or the leaf of a list of a top-level field
+// ("monthly.list.element.searches"). A column that is missing, nested
+// otherwise or of another physical type than BYTE_ARRAY, INT32, INT64,
+// DOUBLE or BOOLEAN is an error naming the file.
 func ScanTyped(ctx context.Context, data, dataset, country, date string, columns []string, fn func(*TypedBatch) error) error {
 	names, err := partitionFiles(data, dataset, country, date)
 	if err != nil {
@@ -86,15 +116,37 @@ func scanTypedFile(ctx context.Context, name string, columns []string, b *TypedB
 	defer f.Close()
 	leaf := make([]int, len(columns))
 	for j, c := range columns {
-		lc, ok := pf.Schema().Lookup(c)
-		if !ok || lc.MaxRepetitionLevel > 0 || lc.MaxDefinitionLevel > 1 {
-			return fmt.Errorf("cannot read column %q of %s: not a top-level column", c, name)
+		path := strings.Split(c, ".")
+		lc, ok := pf.Schema().Lookup(path...)
+		if !ok {
+			return fmt.Errorf("cannot read column %q of %s: no such column", c, name)
+		}
+		col := &b.cols[j]
+		col.repeated, col.elemDef, col.maxDef = false, 0, lc.MaxDefinitionLevel
+		switch {
+		case lc.MaxRepetitionLevel == 0 && lc.MaxDefinitionLevel <= 1:
+		case lc.MaxRepetitionLevel == 1 && len(path) > 1:
+			col.repeated = true
+			// The definition level of the repeated node: levels below it
+			// are an empty or null list, not an element.
+			var node parquet.Node = pf.Schema()
+			for _, p := range path {
+				node = fieldOf(node, p)
+				if node.Optional() || node.Repeated() {
+					col.elemDef++
+				}
+				if node.Repeated() {
+					break
+				}
+			}
+		default:
+			return fmt.Errorf("cannot read column %q of %s: neither a top-level column nor the leaf of a list", c, name)
 		}
 		switch k := lc.Node.Type().Kind(); k {
-		case parquet.ByteArray, parquet.Int32, parquet.Int64, parquet.Boolean:
-			b.cols[j].kind = k
+		case parquet.ByteArray, parquet.Int32, parquet.Int64, parquet.Double, parquet.Boolean:
+			col.kind = k
 		default:
-			return fmt.Errorf("cannot read column %q of %s: of type %s, not a string, INT32, INT64 or BOOLEAN", c, name, k)
+			return fmt.Errorf("cannot read column %q of %s: of type %s, not a string, INT32, INT64, DOUBLE or BOOLEAN", c, name, k)
 		}
 		leaf[j] = lc.ColumnIndex
 	}
@@ -134,7 +186,27 @@ func readTypedRowGroup(name string, rg parquet.RowGroup, leaf []int, b *TypedBat
 	return nil
 }
 
+// fieldOf returns the field of group node named name; Lookup found the
+// whole path, so it is there.
+func fieldOf(node parquet.Node, name string) parquet.Node {
+	for _, f := range node.Fields() {
+		if f.Name() == name {
+			return f
+		}
+	}
+	panic("lake: no field " + name)
+}
+
+// rows is the number of rows read so far.
 func (c *typedColumn) rows() int {
+	if c.repeated {
+		return len(c.spans) - 1 // read ends spans with the number of values
+	}
+	return c.values()
+}
+
+// values is the number of values read so far.
+func (c *typedColumn) values() int {
 	switch c.kind {
 	case parquet.ByteArray:
 		return len(c.offs) - 1
@@ -142,13 +214,18 @@ func (c *typedColumn) rows() int {
 		return len(c.i32)
 	case parquet.Int64:
 		return len(c.i64)
+	case parquet.Double:
+		return len(c.f64)
 	}
 	return len(c.bools)
 }
 
 // read replaces the column's values with those of one column chunk.
 func (c *typedColumn) read(cc parquet.ColumnChunk) error {
-	c.data, c.offs, c.i32, c.i64, c.bools, c.null = c.data[:0], append(c.offs[:0], 0), c.i32[:0], c.i64[:0], c.bools[:0], c.null[:0]
+	c.data, c.offs, c.i32, c.i64, c.f64, c.bools, c.null = c.data[:0], append(c.offs[:0], 0), c.i32[:0], c.i64[:0], c.f64[:0], c.bools[:0], c.null[:0]
+	if c.repeated {
+		return c.readList(cc)
+	}
 	hasNull := false
 	pages := cc.Pages()
 	defer pages.Close()
@@ -230,13 +307,96 @@ func (c *typedColumn) fast(page parquet.Page) bool {
 	case c.kind == parquet.Int64 && v.Kind() == encoding.Int64:
 		c.i64 = expand(c.i64, v.Int64(), defs, page.NumNulls())
 		return true
+	case c.kind == parquet.Double && v.Kind() == encoding.Double:
+		c.f64 = expand(c.f64, v.Double(), defs, page.NumNulls())
+		return true
 	}
 	return false
 }
 
+// readList replaces the values of a list leaf with those of one column
+// chunk: a row starts at each repetition level 0, and each level at or
+// above elemDef is a value, null below maxDef. It always keeps the null
+// marks, since a list leaf's chunk is small next to its rows.
+func (c *typedColumn) readList(cc parquet.ColumnChunk) error {
+	c.spans = c.spans[:0]
+	pages := cc.Pages()
+	defer pages.Close()
+	vals := make([]parquet.Value, 1024)
+	for {
+		page, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		err = c.listPage(page, vals)
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	c.spans = append(c.spans, uint32(c.values()))
+	return nil
+}
+
+func (c *typedColumn) listPage(page parquet.Page, vals []parquet.Value) error {
+	r := page.Values()
+	for {
+		n, err := r.ReadValues(vals)
+		for _, x := range vals[:n] {
+			if x.RepetitionLevel() == 0 {
+				c.spans = append(c.spans, uint32(c.values()))
+			} else if len(c.spans) == 0 {
+				return fmt.Errorf("a list continues a row that never began")
+			}
+			def := x.DefinitionLevel()
+			if def < c.elemDef {
+				continue
+			}
+			null := def < c.maxDef
+			c.null = append(c.null, null)
+			switch c.kind {
+			case parquet.ByteArray:
+				if !null {
+					c.data = append(c.data, x.ByteArray()...)
+				}
+				c.offs = append(c.offs, uint32(len(c.data)))
+			case parquet.Int32:
+				var v int32
+				if !null {
+					v = x.Int32()
+				}
+				c.i32 = append(c.i32, v)
+			case parquet.Int64:
+				var v int64
+				if !null {
+					v = x.Int64()
+				}
+				c.i64 = append(c.i64, v)
+			case parquet.Double:
+				var v float64
+				if !null {
+					v = x.Double()
+				}
+				c.f64 = append(c.f64, v)
+			case parquet.Boolean:
+				c.bools = append(c.bools, !null && x.Boolean())
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // expand appends the non-null values vals to dst, with a zero value for
 // every null the definition levels mark.
-func expand[T int32 | int64](dst, vals []T, defs []byte, nulls int64) []T {
+func expand[T int32 | int64 | float64](dst, vals []T, defs []byte, nulls int64) []T {
 	if nulls == 0 {
 		return append(dst, vals...)
 	}
@@ -277,6 +437,12 @@ func (c *typedColumn) slow(page parquet.Page, vals []parquet.Value) error {
 					v = x.Int64()
 				}
 				c.i64 = append(c.i64, v)
+			case parquet.Double:
+				var v float64
+				if !null {
+					v = x.Double()
+				}
+				c.f64 = append(c.f64, v)
 			case parquet.Boolean:
 				c.bools = append(c.bools, !null && x.Boolean())
 			}
