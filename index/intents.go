@@ -11,7 +11,7 @@ import (
 
 // intentColumns are the intents partition's columns, in the order of the
 // intent* indexes.
-var intentColumns = []string{"keyword", "intent", "overlap"}
+var intentColumns = []string{"keyword", "intent", "overlap?"} // overlap came later: 0 when absent
 
 const (
 	intentKeyword = iota

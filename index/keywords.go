@@ -26,9 +26,11 @@ const (
 
 // kwColumns are the keywords partition's columns the build reads, in the
 // order of the kw* indexes; source is not indexed.
-var kwColumns = []string{"keyword", "volume", "volume_range", "cpc_micros", "competition", "competition_level",
-	"bid_low_micros", "bid_high_micros", "yoy_change", "three_month_change",
-	"monthly.list.element.month", "monthly.list.element.searches"}
+// Every column but the keyword is optional: a partition written before a
+// column existed reads it as null, as the lake's readers do.
+var kwColumns = []string{"keyword", "volume?", "volume_range?", "cpc_micros?", "competition?", "competition_level?",
+	"bid_low_micros?", "bid_high_micros?", "yoy_change?", "three_month_change?",
+	"monthly.list.element.month?", "monthly.list.element.searches?"}
 
 const (
 	kwKeyword = iota

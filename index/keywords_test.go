@@ -95,3 +95,46 @@ func TestStreamKeywordsMatchesRead(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamKeywordsOlderPartition reads a keywords partition written
+// before most metric columns existed (keyword, volume and the monthly
+// series only): the stream gives what lake.Read gives, null for each
+// missing column, instead of refusing the partition.
+func TestStreamKeywordsOlderPartition(t *testing.T) {
+	type oldRecord struct {
+		Keyword string               `parquet:"keyword"`
+		Volume  *int64               `parquet:"volume,optional"`
+		Monthly []kw.MonthlySearches `parquet:"monthly,list"`
+	}
+	data := t.TempDir()
+	rows := []oldRecord{
+		{Keyword: "a", Volume: i64(10), Monthly: []kw.MonthlySearches{{Month: "2026-01", Searches: i64(3)}}},
+		{Keyword: "b"},
+	}
+	if err := lake.WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", rows); err != nil {
+		t.Fatal(err)
+	}
+	want, err := lake.Read[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := streamKeywords(context.Background(), data, "us", "2026-11-21")
+	i := 0
+	for rec := s.peek(); rec != nil; rec = s.peek() {
+		w := want[i]
+		if len(w.Monthly) == 0 {
+			w.Monthly = nil
+		}
+		if !reflect.DeepEqual(*rec, w) {
+			t.Fatalf("record %d: streamed %+v, Read %+v", i, *rec, w)
+		}
+		i++
+		s.next()
+	}
+	if err := s.close(); err != nil {
+		t.Fatalf("an older partition is refused: %v", err)
+	}
+	if i != len(rows) || want[0].CPCMicros != nil || want[0].YoYChange != nil {
+		t.Fatalf("streamed %d of %d; Read gave %+v", i, len(rows), want[0])
+	}
+}

@@ -46,6 +46,9 @@ type typedColumn struct {
 	repeated        bool
 	spans           []uint32
 	elemDef, maxDef int
+
+	// missing: the file has no such column; every row is null.
+	missing bool
 }
 
 // Bytes returns string column col (an index into ScanTyped's columns) of
@@ -91,9 +94,12 @@ func (b *TypedBatch) Null(col, row int) bool {
 // time, in file order, and hands each to fn in one reused TypedBatch: fn
 // must copy what it keeps. A column is named by its path, dotted: a
 // top-level column ("volume") or the leaf of a list of a top-level field
-// ("monthly.list.element.searches"). A column that is missing, nested
-// otherwise or of another physical type than BYTE_ARRAY, INT32, INT64,
-// DOUBLE or BOOLEAN is an error naming the file.
+// ("monthly.list.element.searches"). A name ending in "?" is optional: a
+// file written before that column existed reads it as null (zero) in
+// every row, and a list leaf as an empty list, as Read does. Any other
+// column that is missing, nested otherwise or of another physical type
+// than BYTE_ARRAY, INT32, INT64, DOUBLE or BOOLEAN is an error naming the
+// file.
 func ScanTyped(ctx context.Context, data, dataset, country, date string, columns []string, fn func(*TypedBatch) error) error {
 	names, err := partitionFiles(data, dataset, country, date)
 	if err != nil {
@@ -116,12 +122,18 @@ func scanTypedFile(ctx context.Context, name string, columns []string, b *TypedB
 	defer f.Close()
 	leaf := make([]int, len(columns))
 	for j, c := range columns {
+		c, optional := strings.CutSuffix(c, "?")
 		path := strings.Split(c, ".")
 		lc, ok := pf.Schema().Lookup(path...)
+		col := &b.cols[j]
+		if !ok && optional {
+			col.missing, leaf[j] = true, -1
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("cannot read column %q of %s: no such column", c, name)
 		}
-		col := &b.cols[j]
+		col.missing = false
 		col.repeated, col.elemDef, col.maxDef = false, 0, lc.MaxDefinitionLevel
 		switch {
 		case lc.MaxRepetitionLevel == 0 && lc.MaxDefinitionLevel <= 1:
@@ -176,6 +188,10 @@ func readTypedRowGroup(name string, rg parquet.RowGroup, leaf []int, b *TypedBat
 	chunks := rg.ColumnChunks()
 	for j, l := range leaf {
 		c := &b.cols[j]
+		if c.missing {
+			c.fillNull(b.Rows)
+			continue
+		}
 		if err := c.read(chunks[l]); err != nil {
 			return fmt.Errorf("cannot read %s: %w", name, err)
 		}
@@ -195,6 +211,22 @@ func fieldOf(node parquet.Node, name string) parquet.Node {
 		}
 	}
 	panic("lake: no field " + name)
+}
+
+// fillNull makes the column n rows of null values, readable through every
+// accessor: a column the file does not have.
+func (c *typedColumn) fillNull(n int) {
+	c.data = c.data[:0]
+	c.offs = append(c.offs[:0], make([]uint32, n+1)...)
+	c.spans = append(c.spans[:0], make([]uint32, n+1)...)
+	c.i32 = append(c.i32[:0], make([]int32, n)...)
+	c.i64 = append(c.i64[:0], make([]int64, n)...)
+	c.f64 = append(c.f64[:0], make([]float64, n)...)
+	c.bools = append(c.bools[:0], make([]bool, n)...)
+	c.null = c.null[:0]
+	for range n {
+		c.null = append(c.null, true)
+	}
 }
 
 // rows is the number of rows read so far.
