@@ -389,33 +389,7 @@ func (c *typedColumn) listPage(page parquet.Page, vals []parquet.Value) error {
 			}
 			null := def < c.maxDef
 			c.null = append(c.null, null)
-			switch c.kind {
-			case parquet.ByteArray:
-				if !null {
-					c.data = append(c.data, x.ByteArray()...)
-				}
-				c.offs = append(c.offs, uint32(len(c.data)))
-			case parquet.Int32:
-				var v int32
-				if !null {
-					v = x.Int32()
-				}
-				c.i32 = append(c.i32, v)
-			case parquet.Int64:
-				var v int64
-				if !null {
-					v = x.Int64()
-				}
-				c.i64 = append(c.i64, v)
-			case parquet.Double:
-				var v float64
-				if !null {
-					v = x.Double()
-				}
-				c.f64 = append(c.f64, v)
-			case parquet.Boolean:
-				c.bools = append(c.bools, !null && x.Boolean())
-			}
+			c.appendValue(x, null)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -444,40 +418,44 @@ func expand[T int32 | int64 | float64](dst, vals []T, defs []byte, nulls int64) 
 	return dst
 }
 
+// appendValue appends x, or the zero value when null.
+func (c *typedColumn) appendValue(x parquet.Value, null bool) {
+	switch c.kind {
+	case parquet.ByteArray:
+		if !null {
+			c.data = append(c.data, x.ByteArray()...)
+		}
+		c.offs = append(c.offs, uint32(len(c.data)))
+	case parquet.Int32:
+		var v int32
+		if !null {
+			v = x.Int32()
+		}
+		c.i32 = append(c.i32, v)
+	case parquet.Int64:
+		var v int64
+		if !null {
+			v = x.Int64()
+		}
+		c.i64 = append(c.i64, v)
+	case parquet.Double:
+		var v float64
+		if !null {
+			v = x.Double()
+		}
+		c.f64 = append(c.f64, v)
+	case parquet.Boolean:
+		c.bools = append(c.bools, !null && x.Boolean())
+	}
+}
+
 // slow reads any page value by value.
 func (c *typedColumn) slow(page parquet.Page, vals []parquet.Value) error {
 	r := page.Values()
 	for {
 		n, err := r.ReadValues(vals)
 		for _, x := range vals[:n] {
-			null := x.IsNull()
-			switch c.kind {
-			case parquet.ByteArray:
-				if !null {
-					c.data = append(c.data, x.ByteArray()...)
-				}
-				c.offs = append(c.offs, uint32(len(c.data)))
-			case parquet.Int32:
-				var v int32
-				if !null {
-					v = x.Int32()
-				}
-				c.i32 = append(c.i32, v)
-			case parquet.Int64:
-				var v int64
-				if !null {
-					v = x.Int64()
-				}
-				c.i64 = append(c.i64, v)
-			case parquet.Double:
-				var v float64
-				if !null {
-					v = x.Double()
-				}
-				c.f64 = append(c.f64, v)
-			case parquet.Boolean:
-				c.bools = append(c.bools, !null && x.Boolean())
-			}
+			c.appendValue(x, x.IsNull())
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
