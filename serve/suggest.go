@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
 )
@@ -32,6 +33,11 @@ const MaxSuggest = 10
 
 // DidYouMean is the most keywords a 404 offers instead.
 const DidYouMean = 3
+
+// minSharedRunes is the shortest beginning a 404's keyword must share with
+// a keyword of the index for that keyword to be offered; it must also be
+// at least half of the keyword asked.
+const minSharedRunes = 3
 
 // Suggest forwards to the wrapped index when it suggests, counting damage
 // like Lookup; an index that does not suggests nothing.
@@ -184,7 +190,8 @@ func appendSuggestJSON(dst []byte, q, country string, list []string) []byte {
 
 // didYouMean returns up to DidYouMean keywords close to a keyword the
 // index lacks: the suggestions of the longest beginning of q that begins
-// some keyword (its trailing spaces dropped). That costs one seek for the
+// some keyword (its trailing spaces dropped), when that beginning is at
+// least half of q and minSharedRunes long. That costs one seek for the
 // prefix and one suggestion read, so a bulk answer can offer them for
 // each of its 404s. Failures give none: the answer is a 404 either way.
 func (s *Server) didYouMean(ctx context.Context, country, q string) []string {
@@ -193,7 +200,10 @@ func (s *Server) didYouMean(ctx context.Context, country, q string) []string {
 		return nil
 	}
 	p, err := si.SharedPrefix(ctx, country, q)
-	if p = strings.TrimRight(p, " "); err != nil || p == "" {
+	// A beginning shorter than half of q ("r" of "rainbow unicorns") would
+	// offer keywords that merely start with the same letter.
+	n := utf8.RuneCountInString(strings.TrimRight(p, " "))
+	if p = strings.TrimRight(p, " "); err != nil || n < minSharedRunes || 2*n < utf8.RuneCountInString(q) {
 		return nil
 	}
 	got, err := si.Suggest(ctx, country, p, DidYouMean+1)

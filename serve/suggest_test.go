@@ -129,13 +129,16 @@ func TestDidYouMean(t *testing.T) {
 	if !strings.Contains(w.Body.String(), `Did you mean \"running shoes\"`) {
 		t.Errorf("MCP 404 offers nothing: %s", w.Body)
 	}
-	// Nothing close: the detail is the plain 404's.
-	w = do(t, ds, "GET", "/v1/keyword?q=zzzz", nil)
-	if w.Code != 404 || strings.Contains(w.Body.String(), "Did you mean") {
-		t.Errorf("no suggestion: %s", w.Body)
+	// Nothing close: the detail is the plain 404's. Sharing only a first
+	// letter or two ("ru" of "rugby balls") is not close.
+	for _, q := range []string{"zzzz", "rugby+balls", "rx"} {
+		w = do(t, ds, "GET", "/v1/keyword?q="+q, nil)
+		if w.Code != 404 || strings.Contains(w.Body.String(), "Did you mean") {
+			t.Errorf("%s: no suggestion wanted: %s", q, w.Body)
+		}
 	}
-	// Suggestions are not lookups: four 404s, four counted lookups.
-	if sprint(ds.access.committed) != "[1 1 1 1]" {
+	// Suggestions are not lookups: six 404s, six counted lookups.
+	if sprint(ds.access.committed) != "[1 1 1 1 1 1]" {
 		t.Errorf("committed %v", ds.access.committed)
 	}
 }
