@@ -131,6 +131,7 @@ type RedisStore struct {
 
 	cacheMu sync.RWMutex
 	known   map[keyHash]KeyRecord // records of keys seen; under cacheMu
+	readAt  map[keyHash]int64     // the version key when each known record was read; under cacheMu
 	unknown map[keyHash]struct{}  // well-formed keys Redis does not know; under cacheMu
 	gen     uint64                // bumped by every invalidation; under cacheMu
 	version int64                 // value of redisVersion the cache follows; under cacheMu
@@ -176,7 +177,7 @@ func OpenRedis(ctx context.Context, ro RedisOptions, opt Options) (*RedisStore, 
 	o.ContextTimeoutEnabled = true
 	s := &RedisStore{
 		opt: opt, log: opt.Logger, rdb: redis.NewClient(o), timeout: ro.Timeout,
-		known: map[keyHash]KeyRecord{}, unknown: map[keyHash]struct{}{}, version: -1,
+		known: map[keyHash]KeyRecord{}, readAt: map[keyHash]int64{}, unknown: map[keyHash]struct{}{}, version: -1,
 		paid: map[string]*paidCount{}, done: make(chan struct{}), subscribe: make(chan struct{}, 1),
 	}
 	pctx, cancel := context.WithTimeout(ctx, ro.Timeout)
@@ -258,6 +259,7 @@ func (s *RedisStore) checkVersion() {
 	s.cacheMu.Lock()
 	if v != s.version || v == -2 {
 		clear(s.known)
+		clear(s.readAt)
 		clear(s.unknown)
 		s.gen++
 		s.version = v
@@ -266,20 +268,38 @@ func (s *RedisStore) checkVersion() {
 }
 
 // invalidate drops the cached record of one key (its hex hash), or of
-// every key ("*").
+// every key ("*"). A record read when the version key already stood where
+// it stands now was read after the change the message is about (a change
+// bumps the version before it publishes), so it is kept: a message that
+// arrives after a server read the new record must not leave that server
+// without it, for the record is what serves a paid key while Redis is
+// down.
 func (s *RedisStore) invalidate(payload string) {
+	now := int64(-1)
+	if payload != redisAllChanged {
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		if v, err := s.rdb.Get(ctx, redisVersion).Int64(); err == nil {
+			now = v
+		}
+		cancel()
+	}
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
 	s.gen++
 	if payload == redisAllChanged {
 		clear(s.known)
+		clear(s.readAt)
 		clear(s.unknown)
 		return
 	}
 	var h keyHash
 	if b, err := hex.DecodeString(payload); err == nil && len(b) == len(h) {
 		copy(h[:], b)
+		if at, ok := s.readAt[h]; ok && now >= 0 && at >= now {
+			return
+		}
 		delete(s.known, h)
+		delete(s.readAt, h)
 		delete(s.unknown, h)
 	}
 }
@@ -377,7 +397,7 @@ func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, er
 	if ok || no {
 		return rec, ok, nil
 	}
-	sk, ok, err := s.get(ctx, hex.EncodeToString(h[:]))
+	sk, ok, at, err := s.getAt(ctx, hex.EncodeToString(h[:]))
 	if err != nil {
 		return KeyRecord{}, false, s.unavailable("look up the API key", err)
 	}
@@ -386,7 +406,7 @@ func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, er
 	// record: then what was read may be stale, and is not kept.
 	if s.gen == gen {
 		if ok {
-			s.known[h] = sk.record()
+			s.known[h], s.readAt[h] = sk.record(), at
 		} else {
 			if len(s.unknown) >= negativeCacheMax {
 				clear(s.unknown)
@@ -396,6 +416,40 @@ func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, er
 	}
 	s.cacheMu.Unlock()
 	return sk.record(), ok, nil
+}
+
+// getAt reads one record by its hex hash, and the version key in the same
+// transaction (-1 when it has none).
+func (s *RedisStore) getAt(ctx context.Context, hexHash string) (storedKey, bool, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var rec *redis.StringCmd
+	var ver *redis.StringCmd
+	if _, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		rec = p.Get(ctx, redisRecord+hexHash)
+		ver = p.Get(ctx, redisVersion)
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return storedKey{}, false, 0, err
+	}
+	at, err := ver.Int64()
+	if errors.Is(err, redis.Nil) {
+		at = -1
+	} else if err != nil {
+		return storedKey{}, false, 0, err
+	}
+	v, err := rec.Bytes()
+	if errors.Is(err, redis.Nil) {
+		return storedKey{}, false, at, nil
+	}
+	if err != nil {
+		return storedKey{}, false, 0, err
+	}
+	var sk storedKey
+	if err := json.Unmarshal(v, &sk); err != nil {
+		return storedKey{}, false, 0, fmt.Errorf("cannot read account %s: %w", hexHash[:8], err)
+	}
+	return sk, true, at, nil
 }
 
 // get reads one record by its hex hash.

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -442,5 +443,57 @@ func TestMigrateToRedis(t *testing.T) {
 	// A code mailed before the migration works after it.
 	if _, rec, err := s.VerifySignup(ctx, "bo@example.com", su.Code); err != nil || rec.Email != "bo@example.com" {
 		t.Errorf("a code mailed before the migration: %+v, %v", rec, err)
+	}
+}
+
+// TestRedisLateInvalidationKeepsNewerRecord: the message of a key's
+// creation can reach a server after that server has read the new record
+// (its first lookup); the record must stay cached, since it is what serves
+// the paid key while Redis is down. A message about a later change must
+// still drop it.
+func TestRedisLateInvalidationKeepsNewerRecord(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 2, Options{})
+	a, b := stores[0], stores[1]
+	ctx := context.Background()
+	paid, _, err := a.CreateKey(ctx, Paid, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := netip.MustParseAddr("192.0.2.10")
+	// Let b take the real message first: a message during its read would
+	// (rightly) keep it from caching what it read.
+	time.Sleep(200 * time.Millisecond)
+	if _, err := b.Identify(ctx, paid, client); err != nil {
+		t.Fatal(err)
+	}
+	h := hashKey(paid)
+	b.invalidate(hex.EncodeToString(h[:])) // the creation's message, late
+	b.cacheMu.RLock()
+	_, kept := b.known[h]
+	b.cacheMu.RUnlock()
+	if !kept {
+		t.Fatal("a late message of the key's creation dropped the record read after it")
+	}
+	// A later change (another key's, bumping the version) means a message
+	// may be about something newer than the record: it is dropped.
+	if _, _, err := a.CreateKey(ctx, Registered, "", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	b.invalidate(hex.EncodeToString(h[:]))
+	b.cacheMu.RLock()
+	_, kept = b.known[h]
+	b.cacheMu.RUnlock()
+	if kept {
+		t.Fatal("a message after a later change left the record cached")
+	}
+	// Read again, it serves with Redis down.
+	if _, err := b.Identify(ctx, paid, client); err != nil {
+		t.Fatal(err)
+	}
+	b.invalidate(hex.EncodeToString(h[:]))
+	rd.Stop()
+	if c, err := b.Identify(ctx, paid, client); err != nil || c.Tier != Paid {
+		t.Fatalf("known paid key with Redis down: %+v, %v", c, err)
 	}
 }
