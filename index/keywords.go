@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"errors"
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
@@ -60,46 +59,28 @@ type kwChunk struct {
 
 // kwStream is the merge's end of the keywords stream.
 type kwStream struct {
-	ch     chan *kwChunk
-	free   chan *kwChunk
-	done   chan struct{}
-	finish chan struct{} // closed when the reader has returned
-	err    error         // the reader's error; read after finish
-
-	chunk *kwChunk
-	i     int
+	*pipe[kwChunk]
+	i int // the current record of the pipe's chunk
 }
 
 // streamKeywords starts reading a keywords partition. The caller must call
 // close.
 func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
-	s := &kwStream{ch: make(chan *kwChunk, kwChunksAhead), free: make(chan *kwChunk, kwChunksAhead+2),
-		done: make(chan struct{}), finish: make(chan struct{})}
-	go func() {
-		defer close(s.finish)
-		defer close(s.ch)
-		err := lake.ScanTyped(ctx, data, kw.DatasetKeywords, country, date, kwColumns, func(b *lake.TypedBatch) error {
+	return &kwStream{pipe: startPipe(kwChunksAhead, func(p *pipe[kwChunk]) error {
+		return lake.ScanTyped(ctx, data, kw.DatasetKeywords, country, date, kwColumns, func(b *lake.TypedBatch) error {
 			for from := 0; from < b.Rows; from += kwChunkRows {
-				var c *kwChunk
-				select {
-				case c = <-s.free:
-				default:
+				c := p.reuse()
+				if c == nil {
 					c = &kwChunk{}
 				}
 				c.fill(b, from, min(from+kwChunkRows, b.Rows))
-				select {
-				case s.ch <- c:
-				case <-s.done:
-					return errStopScan
+				if err := p.send(c); err != nil {
+					return err
 				}
 			}
 			return nil
 		})
-		if !errors.Is(err, errStopScan) {
-			s.err = err
-		}
-	}()
-	return s
+	})}
 }
 
 // fill makes c the records of rows [from, to) of batch b, sharing nothing
@@ -204,33 +185,12 @@ func grow[T any](s []T, n int) []T {
 // until the next call of peek after next.
 func (s *kwStream) peek() *kw.KeywordRecord {
 	for s.chunk == nil || s.i >= len(s.chunk.recs) {
-		if s.chunk != nil {
-			select {
-			case s.free <- s.chunk:
-			default:
-			}
-			s.chunk = nil
-		}
-		c, more := <-s.ch
-		if !more {
+		if s.advance() == nil {
 			return nil
 		}
-		s.chunk, s.i = c, 0
+		s.i = 0
 	}
 	return &s.chunk.recs[s.i]
 }
 
 func (s *kwStream) next() { s.i++ }
-
-// close stops the reader and waits for it; it returns the reader's error.
-func (s *kwStream) close() error {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
-	for range s.ch { // unblock a reader mid-send
-	}
-	<-s.finish
-	return s.err
-}

@@ -71,38 +71,27 @@ func appendRelatedColumns(dst []byte, b *lake.TypedBatch, i int) []byte {
 
 // relStream is the merge's end of the related stream.
 type relStream struct {
-	ch      chan *relChunk
-	free    chan *relChunk // chunks the merge is done with, for the producer to refill
-	done    chan struct{}
-	finish  chan struct{} // closed when the producer has returned
-	err     error         // the producer's error; read after finish
-	missing bool          // no related partition: every keyword has none
-
-	chunk *relChunk
-	i     int
+	*pipe[relChunk]
+	i       int  // the current group of the pipe's chunk
+	missing bool // no related partition: every keyword has none; final after close
 }
 
 // streamRelated starts reading a related partition. The caller must call
 // close.
 func streamRelated(ctx context.Context, data, country, date string) *relStream {
-	s := &relStream{ch: make(chan *relChunk, relChunksAhead), free: make(chan *relChunk, relChunksAhead+2),
-		done: make(chan struct{}), finish: make(chan struct{})}
-	go func() {
-		defer close(s.finish)
-		defer close(s.ch)
-		err := s.produce(ctx, data, country, date)
-		switch {
-		case errors.Is(err, lake.ErrNoPartition):
+	s := &relStream{}
+	s.pipe = startPipe(relChunksAhead, func(p *pipe[relChunk]) error {
+		err := produceRelated(ctx, p, data, country, date)
+		if errors.Is(err, lake.ErrNoPartition) {
 			s.missing = true
-		case errors.Is(err, errStopScan):
-		default:
-			s.err = err
+			return nil
 		}
-	}()
+		return err
+	})
 	return s
 }
 
-func (s *relStream) produce(ctx context.Context, data, country, date string) error {
+func produceRelated(ctx context.Context, p *pipe[relChunk], data, country, date string) error {
 	var (
 		chunk    = &relChunk{}
 		entries  []byte // related entries of the current keyword
@@ -121,15 +110,13 @@ func (s *relStream) produce(ctx context.Context, data, country, date string) err
 		entries, count, open = entries[:0], 0, false
 	}
 	send := func() error {
-		select {
-		case s.ch <- chunk:
-		case <-s.done:
-			return errStopScan
+		if err := p.send(chunk); err != nil {
+			return err
 		}
-		select {
-		case chunk = <-s.free:
+		if c := p.reuse(); c != nil {
+			chunk = c
 			chunk.arena, chunk.groups = chunk.arena[:0], chunk.groups[:0]
-		default:
+		} else {
 			chunk = &relChunk{arena: make([]byte, 0, cap(chunk.arena)), groups: make([]relGroup, 0, relChunkGroups)}
 		}
 		return nil
@@ -185,35 +172,13 @@ func (s *relStream) produce(ctx context.Context, data, country, date string) err
 // chunk the merge has passed is handed back to the producer.
 func (s *relStream) peek() (keyword, related []byte, ok bool) {
 	for s.chunk == nil || s.i >= len(s.chunk.groups) {
-		if s.chunk != nil {
-			select {
-			case s.free <- s.chunk:
-			default:
-			}
-			s.chunk = nil
-		}
-		c, more := <-s.ch
-		if !more {
+		if s.advance() == nil {
 			return nil, nil, false
 		}
-		s.chunk, s.i = c, 0
+		s.i = 0
 	}
 	g := s.chunk.groups[s.i]
 	return s.chunk.arena[g.kwOff:g.kwEnd], s.chunk.arena[g.relOff:g.relEnd], true
 }
 
 func (s *relStream) next() { s.i++ }
-
-// close stops the producer and waits for it; then err and missing are
-// final.
-func (s *relStream) close() error {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
-	for range s.ch { // unblock a producer mid-send
-	}
-	<-s.finish
-	return s.err
-}
