@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -352,7 +353,7 @@ func (b *builder) build(ctx context.Context, countries []string) error {
 		return fmt.Errorf("cannot create database %s: %w", dbDir, err)
 	}
 	b.db = db
-	tw := &tableWriter{
+	set := &tableSet{
 		fs:     fs,
 		dir:    sstDir,
 		opts:   dbo.MakeWriterOptions(len(dbo.Levels)-1, db.FormatMajorVersion().MaxTableFormat()),
@@ -360,21 +361,17 @@ func (b *builder) build(ctx context.Context, countries []string) error {
 	}
 	b.opt.Progress(0, b.total)
 	for _, cc := range countries {
-		if err := b.country(ctx, tw, cc); err != nil {
-			tw.abort()
+		if err := b.country(ctx, set, cc); err != nil {
 			return err
 		}
 		b.opt.Progress(b.m.Keys, b.total)
 	}
-	if err := tw.finish(); err != nil {
-		return err
-	}
 	if b.m.Keys == 0 {
 		return errors.New("the lake has no keywords on that date; refusing to publish an empty index")
 	}
-	b.m.Bytes, b.m.Probes, b.tables = tw.bytes, tw.probes, len(tw.paths)
-	if err := b.pebbleCall(func() error { return db.Ingest(ctx, tw.paths) }); err != nil {
-		return fmt.Errorf("cannot ingest %d tables: %w", len(tw.paths), err)
+	b.m.Bytes, b.m.Probes, b.tables = set.bytes, set.probes, len(set.paths)
+	if err := b.pebbleCall(func() error { return db.Ingest(ctx, set.paths) }); err != nil {
+		return fmt.Errorf("cannot ingest %d tables: %w", len(set.paths), err)
 	}
 	b.db = nil
 	if err := b.pebbleCall(db.Close); err != nil {
@@ -448,7 +445,7 @@ var noRelated = []byte{0}
 // country into the table writer. Each stream must be sorted by keyword
 // (related: then by rank); an unsorted stream fails the build, since the
 // merge would otherwise silently drop rows.
-func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error {
+func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err error) {
 	data, date := b.opt.Data, b.opt.Date
 	code := strings.ToUpper(cc)
 	log := b.log.With("country", code)
@@ -458,6 +455,17 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 	defer related.close()
 	intents := intentsCursor(ctx, data, cc, date)
 	defer intents.close()
+	// The country's keywords go into tables of their own, its intent
+	// groups (groupSep) and suggestion tables (prefixSep, wordSep) into
+	// others, written by the side builders.
+	tw := set.writer()
+	side := startSideBuilders(ctx, set, cc)
+	defer func() {
+		if err != nil {
+			tw.abort()
+			side.abort()
+		}
+	}()
 
 	var (
 		key, val, prev     []byte
@@ -467,8 +475,6 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		orphans, badMonths int
 		first              = true
 		examples           topKeywords
-		groups             groupBuilder
-		suggest            suggestBuilder
 	)
 	for rec := keywords.peek(); rec != nil; rec = keywords.peek() {
 		if n%4096 == 0 {
@@ -483,7 +489,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			return fmt.Errorf("keywords partition of %s is not sorted by keyword or repeats one: %q after %q", code, rec.Keyword, prev)
 		}
 		if first {
-			tw.addProbe(Probe{Country: code, Keyword: rec.Keyword})
+			set.addProbe(Probe{Country: code, Keyword: rec.Keyword})
 			first = false
 		}
 		// The related section of this keyword; sections of keywords that
@@ -516,8 +522,7 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 			intent = rec.Keyword
 			noIntent++
 		}
-		groups.add(intent, rec.Keyword, rec.Volume, rec.CPCMicros, overlap)
-		suggest.add(rec.Keyword, rec.Volume)
+		side.note(intent, newMember(rec.Keyword, rec.Volume, rec.CPCMicros, overlap))
 		var bad int
 		trend, bad = trendOf(trend, rec.Monthly)
 		badMonths += bad
@@ -552,36 +557,15 @@ func (b *builder) country(ctx context.Context, tw *tableWriter, cc string) error
 		}
 	}
 	if n > 0 {
-		tw.addProbe(Probe{Country: code, Keyword: string(prev)})
+		set.addProbe(Probe{Country: code, Keyword: string(prev)})
 	}
-	// The country's intent groups sort after its keywords (groupSep).
-	nGroups := 0
-	var (
-		group kw.IntentGroup
-		nums  []int64
-	)
-	for i, g := range groups.sorted() {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var ok bool
-		if key, ok = appendGroupKey(key[:0], cc, g.leader); !ok {
-			return fmt.Errorf("country code %q is not two letters", cc)
-		}
-		nums = g.group(&group, nums)
-		val = EncodeGroup(val[:0], &group)
-		if err := tw.add(key, val); err != nil {
-			return err
-		}
-		nGroups++
-	}
-	// Then its suggestion tables (prefixSep, wordSep).
-	nPrefixes, nWords, err := suggest.write(ctx, tw, cc)
-	if err != nil {
+	if err := tw.finish(); err != nil {
 		return err
 	}
+	if err := side.finish(); err != nil {
+		return err
+	}
+	nGroups, nPrefixes, nWords := side.nGroups, side.nPrefixes, side.nWords
 	if related.missing {
 		log.Warn("no related partition; keywords have no related keywords", "dataset", kw.DatasetRelated)
 	}
@@ -628,37 +612,73 @@ func trendOf(buf, monthly []kw.MonthlySearches) ([]kw.MonthlySearches, int) {
 	return buf, bad
 }
 
-// tableWriter writes sorted keys into SSTables of about target bytes.
-type tableWriter struct {
+// tableSet is what the table writers of one build share: the options,
+// the names of the tables written, their bytes and the probe keys. A
+// country's keywords, its intent groups and its suggestion tables are
+// written on three goroutines, each into tables of its own: their key
+// ranges (country, 0x00 to 0x03) never overlap, so Pebble ingests the
+// tables side by side whatever their number.
+type tableSet struct {
 	fs     vfs.FS
 	dir    string
 	opts   sstable.WriterOptions
 	target int64
 
-	w      *sstable.Writer
-	first  []byte
-	last   []byte
+	mu     sync.Mutex
 	paths  []string
 	bytes  int64
 	probes []Probe
 }
 
+// writer returns a table writer of the set for one run of sorted keys.
+func (s *tableSet) writer() *tableWriter { return &tableWriter{set: s} }
+
+// create names the set's next table and creates it.
+func (s *tableSet) create() (vfs.File, string, error) {
+	s.mu.Lock()
+	name := s.fs.PathJoin(s.dir, fmt.Sprintf("%06d.sst", len(s.paths)+1))
+	s.paths = append(s.paths, name)
+	s.mu.Unlock()
+	f, err := s.fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot create table %s: %w", name, err)
+	}
+	return f, name, nil
+}
+
+func (s *tableSet) addProbe(p Probe) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.probes, p) {
+		s.probes = append(s.probes, p)
+	}
+}
+
+// tableWriter writes sorted keys into SSTables of about the set's target
+// bytes. One goroutine uses it.
+type tableWriter struct {
+	set   *tableSet
+	w     *sstable.Writer
+	path  string
+	first []byte
+	last  []byte
+}
+
 func (t *tableWriter) add(key, val []byte) error {
 	if t.w == nil {
-		name := t.fs.PathJoin(t.dir, fmt.Sprintf("%06d.sst", len(t.paths)+1))
-		f, err := t.fs.Create(name, vfs.WriteCategoryUnspecified)
+		f, name, err := t.set.create()
 		if err != nil {
-			return fmt.Errorf("cannot create table %s: %w", name, err)
+			return err
 		}
-		t.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), t.opts)
-		t.paths = append(t.paths, name)
+		t.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), t.set.opts)
+		t.path = name
 		t.first = append(t.first[:0], key...)
 	}
 	if err := t.w.Set(key, val); err != nil {
-		return fmt.Errorf("cannot write table %s: %w", t.paths[len(t.paths)-1], err)
+		return fmt.Errorf("cannot write table %s: %w", t.path, err)
 	}
 	t.last = append(t.last[:0], key...)
-	if int64(t.w.Raw().EstimatedSize()) >= t.target {
+	if int64(t.w.Raw().EstimatedSize()) >= t.set.target {
 		return t.finishTable()
 	}
 	return nil
@@ -670,27 +690,24 @@ func (t *tableWriter) finishTable() error {
 	w := t.w
 	t.w = nil
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("cannot finish table %s: %w", t.paths[len(t.paths)-1], err)
+		return fmt.Errorf("cannot finish table %s: %w", t.path, err)
 	}
 	meta, err := w.Metadata()
 	if err != nil {
 		return fmt.Errorf("cannot read table metadata: %w", err)
 	}
-	t.bytes += int64(meta.Size)
+	t.set.mu.Lock()
+	t.set.bytes += int64(meta.Size)
+	t.set.mu.Unlock()
 	for _, k := range [][]byte{t.first, t.last} {
 		if cc, word, ok := splitKey(k); ok {
-			t.addProbe(Probe{Country: cc, Keyword: word})
+			t.set.addProbe(Probe{Country: cc, Keyword: word})
 		}
 	}
 	return nil
 }
 
-func (t *tableWriter) addProbe(p Probe) {
-	if !slices.Contains(t.probes, p) {
-		t.probes = append(t.probes, p)
-	}
-}
-
+// finish closes the current table, if any: the writer's keys end.
 func (t *tableWriter) finish() error {
 	if t.w == nil {
 		return nil

@@ -127,7 +127,7 @@ func TestStoreRefusesFlippedBlock(t *testing.T) {
 	publish(t, data, good)
 	s := openStore(t, data)
 
-	sst := onlySST(t, filepath.Join(data, "index", bad.BuildID))
+	sst := keywordSST(t, filepath.Join(data, "index", bad.BuildID))
 	flipMiddle(t, sst, 4<<10)
 	// The premise: the probes alone do not see this damage, some
 	// keywords do.
@@ -231,7 +231,7 @@ func TestStoreDamageUnderServedBuild(t *testing.T) {
 					t.Fatalf("lookup before the damage: %+v, %v", e, err)
 				}
 
-				sst := onlySST(t, filepath.Join(data, "index", served))
+				sst := keywordSST(t, filepath.Join(data, "index", served))
 				original, err := os.ReadFile(sst)
 				if err != nil {
 					t.Fatal(err)
@@ -284,7 +284,7 @@ func TestStoreDamageWakesWatcher(t *testing.T) {
 	closed := make(chan string, 1)
 	s.onClose = func(id string) { closed <- id }
 
-	sst := onlySST(t, filepath.Join(data, "index", id))
+	sst := keywordSST(t, filepath.Join(data, "index", id))
 	original, err := os.ReadFile(sst)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +352,7 @@ func TestStoreRemembersFailedKeys(t *testing.T) {
 	defer s.Close()
 	s.mu.Lock() // no reload: the damaged build stays served
 	defer s.mu.Unlock()
-	flipMiddle(t, onlySST(t, filepath.Join(data, "index", id)), 4<<10)
+	flipMiddle(t, keywordSST(t, filepath.Join(data, "index", id)), 4<<10)
 	var bad string
 	for i := 0; i < damageKeywords && bad == ""; i += 7 {
 		k := fmt.Sprintf("kw %06d", i)

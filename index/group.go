@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -139,7 +140,19 @@ type member struct {
 	has         uint8
 }
 
-func (gb *groupBuilder) add(leader, keyword string, volume, cpc *int64, overlap int32) {
+// newMember is the member of a keyword with its numbers, which it copies.
+func newMember(keyword string, volume, cpc *int64, overlap int32) member {
+	m := member{keyword: keyword, overlap: overlap}
+	if volume != nil {
+		m.volume, m.has = *volume, m.has|1
+	}
+	if cpc != nil {
+		m.cpc, m.has = *cpc, m.has|2
+	}
+	return m
+}
+
+func (gb *groupBuilder) add(leader string, m member) {
 	if gb.groups == nil {
 		gb.groups = map[string]*groupAcc{}
 	}
@@ -150,22 +163,15 @@ func (gb *groupBuilder) add(leader, keyword string, volume, cpc *int64, overlap 
 		gb.groups[leader] = g
 	}
 	g.size++
-	if volume != nil && *volume > 0 {
-		g.total += *volume
+	if m.has&1 != 0 && m.volume > 0 {
+		g.total += m.volume
 	}
-	if keyword == leader {
-		keyword = g.leader
+	if m.keyword == leader {
+		m.keyword = g.leader
 	}
-	// keyword is kept as it is: the keywords stream's texts are slices of
-	// one string per row group, never changed, so a copy would only cost
-	// an allocation a keyword.
-	m := member{keyword: keyword, overlap: overlap}
-	if volume != nil {
-		m.volume, m.has = *volume, m.has|1
-	}
-	if cpc != nil {
-		m.cpc, m.has = *cpc, m.has|2
-	}
+	// The keyword is kept as it is: the keywords stream's texts are
+	// slices of one string per row group, never changed, so a copy would
+	// only cost an allocation a keyword.
 	g.members = append(g.members, m)
 	if len(g.members) >= 2*kw.MaxGroupMembers {
 		g.trim()
@@ -222,4 +228,32 @@ func (gb *groupBuilder) sorted() []*groupAcc {
 	gb.groups = nil
 	slices.SortFunc(out, func(a, b *groupAcc) int { return strings.Compare(a.leader, b.leader) })
 	return out
+}
+
+// write appends the country's groups to tw in key order (by leader) and
+// returns their number; the builder is empty after it.
+func (gb *groupBuilder) write(ctx context.Context, tw *tableWriter, cc string) (int, error) {
+	var (
+		key, val []byte
+		group    kw.IntentGroup
+		nums     []int64
+	)
+	groups := gb.sorted()
+	for i, g := range groups {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		var ok bool
+		if key, ok = appendGroupKey(key[:0], cc, g.leader); !ok {
+			return 0, fmt.Errorf("country code %q is not two letters", cc)
+		}
+		nums = g.group(&group, nums)
+		val = EncodeGroup(val[:0], &group)
+		if err := tw.add(key, val); err != nil {
+			return 0, err
+		}
+	}
+	return len(groups), nil
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
@@ -123,7 +126,7 @@ var damages = []struct {
 	wantErr string
 }{
 	{"truncated table", func(tb testing.TB, dir string) {
-		sst := onlySST(tb, dir)
+		sst := keywordSST(tb, dir)
 		st, err := os.Stat(sst)
 		if err != nil {
 			tb.Fatal(err)
@@ -133,7 +136,7 @@ var damages = []struct {
 		}
 	}, "size mismatch"},
 	{"table replaced by garbage of the same size", func(tb testing.TB, dir string) {
-		sst := onlySST(tb, dir)
+		sst := keywordSST(tb, dir)
 		st, err := os.Stat(sst)
 		if err != nil {
 			tb.Fatal(err)
@@ -143,7 +146,7 @@ var damages = []struct {
 		}
 	}, "is damaged: pebble/table: invalid table"},
 	{"missing table", func(tb testing.TB, dir string) {
-		if err := os.Remove(onlySST(tb, dir)); err != nil {
+		if err := os.Remove(keywordSST(tb, dir)); err != nil {
 			tb.Fatal(err)
 		}
 	}, "table"},
@@ -183,13 +186,54 @@ var damages = []struct {
 	}, "cannot open manifest"},
 }
 
-func onlySST(tb testing.TB, buildDir string) string {
+// keywordSST returns the table of a small build that holds its keyword
+// entries, the one a lookup reads (the intent groups and suggestion
+// tables are written into tables of their own).
+func keywordSST(tb testing.TB, buildDir string) string {
 	tb.Helper()
 	ssts, err := filepath.Glob(filepath.Join(buildDir, dbDirName, "*.sst"))
-	if err != nil || len(ssts) != 1 {
-		tb.Fatalf("tables in %s: %v, %v; want one", buildDir, ssts, err)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return ssts[0]
+	ro := dbOptions(vfs.Default, pebbleLogger{log: testLogger(tb), fatal: panicFatal}).MakeReaderOptions()
+	var found []string
+	for _, name := range ssts {
+		if firstKey(tb, name, ro)[2] == 0 {
+			found = append(found, name)
+		}
+	}
+	if len(found) != 1 {
+		tb.Fatalf("keyword tables in %s: %v (of %v); want one", buildDir, found, ssts)
+	}
+	return found[0]
+}
+
+// firstKey returns the first key of a table.
+func firstKey(tb testing.TB, name string, ro sstable.ReaderOptions) []byte {
+	tb.Helper()
+	f, err := vfs.Default.Open(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	readable, err := objstorageprovider.NewFileReadable(f, vfs.Default, objstorageprovider.NewReadaheadConfig(), name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r, err := sstable.NewReader(context.Background(), readable, ro)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer it.Close()
+	kv := it.First()
+	if kv == nil || len(kv.K.UserKey) < 3 {
+		tb.Fatalf("table %s has no key of a country and a separator: %v", name, it.Error())
+	}
+	return bytes.Clone(kv.K.UserKey)
 }
 
 func editManifest(tb testing.TB, buildDir string, edit func(string) string) {

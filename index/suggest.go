@@ -150,10 +150,10 @@ type prefixRecord struct {
 	list   []scored
 }
 
-// add offers the next keyword in text order. It keeps keyword as it is,
-// as groupBuilder.add does.
-func (sb *suggestBuilder) add(keyword string, volume *int64) {
-	s := scored{keyword, max(kw.Deref(volume), 0)}
+// add offers the next keyword in text order (a missing volume is 0). It
+// keeps keyword as it is, as groupBuilder.add does.
+func (sb *suggestBuilder) add(keyword string, volume int64) {
+	s := scored{keyword, max(volume, 0)}
 	// Close the prefixes of the previous keyword this one does not share.
 	common := 0
 	for common < len(keyword) && common < len(sb.prev) && keyword[common] == sb.prev[common] {

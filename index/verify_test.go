@@ -21,7 +21,7 @@ func FuzzCheckTable(f *testing.F) {
 	data := f.TempDir()
 	simpleLake(f, data, "2026-11-21", "us", 2000, 1)
 	m := buildIndex(f, data, "2026-11-21")
-	sst := onlySST(f, filepath.Join(data, "index", m.BuildID))
+	sst := keywordSST(f, filepath.Join(data, "index", m.BuildID))
 	orig, err := os.ReadFile(sst)
 	if err != nil {
 		f.Fatal(err)

@@ -1,0 +1,182 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// The intent groups and the suggestion tables of a country are built from
+// the same stream of keywords as its entries, but nothing of either goes
+// into an entry: the merge hands each keyword's intent, text and numbers
+// to two goroutines of their own, in batches, and each writes its tables
+// into SSTables of its own once the country's keywords end. The merge,
+// which also encodes and compresses every entry, had carried both
+// builders and both writes, about half of a build's CPU, on one core.
+
+// noted is what the group and suggestion builders take of one keyword.
+// Its member owns its numbers, since a keyword record points into a chunk
+// the keywords stream reuses; the texts are slices of strings no one
+// changes.
+type noted struct {
+	intent string
+	m      member
+}
+
+// notesBatchLen is the number of keywords in a batch; with notesAhead
+// batches queued for each builder, a few MiB are in flight.
+const (
+	notesBatchLen = 4096
+	notesAhead    = 4
+)
+
+// notesBatch is a run of noted keywords, read by both builders; the last
+// of them to be done with it returns it for reuse.
+type notesBatch struct {
+	notes []noted
+	users atomic.Int32
+}
+
+// sideBuilders runs the group and the suggestion builders of one country.
+type sideBuilders struct {
+	cancel          context.CancelFunc
+	groups, suggest chan *notesBatch
+	free            chan *notesBatch
+	cur             *notesBatch
+	wg              sync.WaitGroup
+	closed          bool
+
+	// Set by the builders; read after wg.Wait.
+	groupsErr, suggestErr      error
+	nGroups, nPrefixes, nWords int
+}
+
+// startSideBuilders starts the builders of country cc; they write into
+// tables of set. The caller must call finish or abort.
+func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuilders {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &sideBuilders{
+		cancel:  cancel,
+		groups:  make(chan *notesBatch, notesAhead),
+		suggest: make(chan *notesBatch, notesAhead),
+		free:    make(chan *notesBatch, 2*notesAhead+2),
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		var gb groupBuilder
+		for b := range s.groups {
+			if ctx.Err() == nil {
+				for i := range b.notes {
+					gb.add(b.notes[i].intent, b.notes[i].m)
+				}
+			}
+			s.release(b)
+		}
+		s.nGroups, s.groupsErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) { return gb.write(ctx, tw, cc) })
+	}()
+	go func() {
+		defer s.wg.Done()
+		var sb suggestBuilder
+		for b := range s.suggest {
+			if ctx.Err() == nil {
+				for i := range b.notes {
+					sb.add(b.notes[i].m.keyword, b.notes[i].m.volume)
+				}
+			}
+			s.release(b)
+		}
+		s.nPrefixes, s.suggestErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
+			p, w, err := sb.write(ctx, tw, cc)
+			s.nWords = w
+			return p, err
+		})
+	}()
+	return s
+}
+
+// writeTables runs write with a table writer of set and finishes its last
+// table; nothing is written once ctx is done (a failed build).
+func writeTables(ctx context.Context, set *tableSet, write func(tw *tableWriter) (int, error)) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	tw := set.writer()
+	n, err := write(tw)
+	if err == nil {
+		err = tw.finish()
+	}
+	if err != nil {
+		tw.abort()
+		return 0, err
+	}
+	return n, nil
+}
+
+// note hands the builders the next keyword of the country, in key order.
+func (s *sideBuilders) note(intent string, m member) {
+	if s.cur == nil {
+		select {
+		case s.cur = <-s.free:
+			s.cur.notes = s.cur.notes[:0]
+		default:
+			s.cur = &notesBatch{notes: make([]noted, 0, notesBatchLen)}
+		}
+	}
+	s.cur.notes = append(s.cur.notes, noted{intent, m})
+	if len(s.cur.notes) == notesBatchLen {
+		s.send()
+	}
+}
+
+func (s *sideBuilders) send() {
+	b := s.cur
+	s.cur = nil
+	b.users.Store(2)
+	s.groups <- b
+	s.suggest <- b
+}
+
+func (s *sideBuilders) release(b *notesBatch) {
+	if b.users.Add(-1) == 0 {
+		clear(b.notes) // the texts may go
+		select {
+		case s.free <- b:
+		default:
+		}
+	}
+}
+
+// finish hands over the last batch and waits for both builders to write
+// their tables.
+func (s *sideBuilders) finish() error {
+	if s.cur != nil && len(s.cur.notes) > 0 {
+		s.send()
+	}
+	s.stop()
+	defer s.cancel()
+	if s.groupsErr != nil {
+		return fmt.Errorf("cannot write intent groups: %w", s.groupsErr)
+	}
+	if s.suggestErr != nil {
+		return fmt.Errorf("cannot write suggestion tables: %w", s.suggestErr)
+	}
+	return nil
+}
+
+// abort stops the builders without writing anything more and waits for
+// them. It may follow finish.
+func (s *sideBuilders) abort() {
+	s.cancel()
+	s.stop()
+}
+
+func (s *sideBuilders) stop() {
+	if !s.closed {
+		s.closed = true
+		close(s.groups)
+		close(s.suggest)
+	}
+	s.wg.Wait()
+}
