@@ -134,8 +134,14 @@ func relatedString(r kw.RelatedRow) string {
 func TestScanTypedKeywordsMatchesRead(t *testing.T) {
 	columns := []string{"keyword", "volume", "volume_range", "competition", "competition_level", "yoy_change",
 		"monthly.list.element.month", "monthly.list.element.searches"}
-	for _, n := range []int{0, 1, 1000, rowsPerGroup + 3000} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	for _, tt := range []struct {
+		n     int
+		plain bool // plain list pages read by listFast, not value by value
+	}{{0, true}, {1, true}, {1000, true}, {1000, false}, {rowsPerGroup + 3000, true}, {rowsPerGroup + 3000, false}} {
+		n := tt.n
+		t.Run(fmt.Sprintf("%d/plain=%v", n, tt.plain), func(t *testing.T) {
+			defer func(was bool) { plainListPages = was }(plainListPages)
+			plainListPages = tt.plain
 			data := t.TempDir()
 			r := rand.New(rand.NewPCG(3, uint64(n)))
 			maybe := func() bool { return r.IntN(3) > 0 }
