@@ -458,11 +458,11 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 	// The country's keywords go into tables of their own, its intent
 	// groups (groupSep) and suggestion tables (prefixSep, wordSep) into
 	// others, written by the side builders.
-	tw := set.writer()
+	out := startAsyncTables(ctx, set.writer())
 	side := startSideBuilders(ctx, set, cc)
 	defer func() {
 		if err != nil {
-			tw.abort()
+			out.abort()
 			side.abort()
 		}
 	}()
@@ -488,10 +488,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 		if !first && string(prev) >= rec.Keyword {
 			return fmt.Errorf("keywords partition of %s is not sorted by keyword or repeats one: %q after %q", code, rec.Keyword, prev)
 		}
-		if first {
-			set.addProbe(Probe{Country: code, Keyword: rec.Keyword})
-			first = false
-		}
+		first = false
 		// The related section of this keyword; sections of keywords that
 		// have no record are skipped.
 		rel := noRelated
@@ -544,8 +541,8 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 		if key, ok = appendKey(key[:0], cc, rec.Keyword); !ok {
 			return fmt.Errorf("country code %q is not two letters", cc)
 		}
-		if err := tw.add(key, val); err != nil {
-			return err
+		if !out.add(key, val) {
+			return out.finish()
 		}
 		prev = append(prev[:0], rec.Keyword...)
 		n++
@@ -556,10 +553,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 			return fmt.Errorf("cannot read the lake for %s: %w", code, err)
 		}
 	}
-	if n > 0 {
-		set.addProbe(Probe{Country: code, Keyword: string(prev)})
-	}
-	if err := tw.finish(); err != nil {
+	if err := out.finish(); err != nil {
 		return err
 	}
 	if err := side.finish(); err != nil {
@@ -685,7 +679,9 @@ func (t *tableWriter) add(key, val []byte) error {
 }
 
 // finishTable closes the current table (which syncs it, as Ingest
-// requires) and notes its first and last keys as probes.
+// requires) and notes its first and last keys as probes. A country's
+// keywords are a run of tables of their own, so its first and last
+// keywords are among them.
 func (t *tableWriter) finishTable() error {
 	w := t.w
 	t.w = nil

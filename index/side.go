@@ -180,3 +180,130 @@ func (s *sideBuilders) stop() {
 	}
 	s.wg.Wait()
 }
+
+// The keyword entries are written into their tables on a goroutine of
+// their own too: the merge encodes them into batches and goes on, while
+// the SSTable writer builds and compresses blocks (snappy) and hands them
+// to its own goroutine for the file. Pebble's writer blocks on that
+// handover, one data block at a time, so with the merge writing there
+// the merge waited for the disk and the scheduler as well.
+
+// kvBatchBytes is the size at which a batch of entries is handed to the
+// writer; with kvBatchesAhead of them queued, about a MiB is in flight.
+const (
+	kvBatchBytes   = 256 << 10
+	kvBatchesAhead = 4
+)
+
+// kvBatch is a run of keys and values, back to back in buf; ends holds,
+// per entry, the end of its key and the end of its value.
+type kvBatch struct {
+	buf  []byte
+	ends []int
+}
+
+// asyncTables feeds a tableWriter from another goroutine.
+type asyncTables struct {
+	cancel context.CancelFunc
+	ch     chan *kvBatch
+	free   chan *kvBatch
+	cur    *kvBatch
+	done   chan struct{} // closed when the writer has returned
+	failed atomic.Bool
+	err    error // the writer's; read after done
+	closed bool
+}
+
+// startAsyncTables starts writing sorted entries into tables of tw. The
+// caller must call finish or abort.
+func startAsyncTables(ctx context.Context, tw *tableWriter) *asyncTables {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &asyncTables{
+		cancel: cancel,
+		ch:     make(chan *kvBatch, kvBatchesAhead),
+		free:   make(chan *kvBatch, kvBatchesAhead+2),
+		done:   make(chan struct{}),
+	}
+	go func() {
+		defer close(a.done)
+		var err error
+		for b := range a.ch {
+			if err == nil {
+				err = ctx.Err()
+			}
+			for i, off := 0, 0; err == nil && i < len(b.ends); i += 2 {
+				k, v := b.buf[off:b.ends[i]], b.buf[b.ends[i]:b.ends[i+1]]
+				err = tw.add(k, v)
+				off = b.ends[i+1]
+			}
+			if err != nil {
+				a.failed.Store(true)
+			}
+			select {
+			case a.free <- b:
+			default:
+			}
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err == nil {
+			err = tw.finish()
+		}
+		if err != nil {
+			tw.abort()
+		}
+		a.err = err
+	}()
+	return a
+}
+
+// add queues an entry; it reports false once the writer has failed,
+// whose error finish then returns.
+func (a *asyncTables) add(key, val []byte) bool {
+	if a.cur == nil {
+		select {
+		case a.cur = <-a.free:
+			a.cur.buf, a.cur.ends = a.cur.buf[:0], a.cur.ends[:0]
+		default:
+			a.cur = &kvBatch{buf: make([]byte, 0, kvBatchBytes+4<<10)}
+		}
+	}
+	a.cur.buf = append(a.cur.buf, key...)
+	a.cur.ends = append(a.cur.ends, len(a.cur.buf))
+	a.cur.buf = append(a.cur.buf, val...)
+	a.cur.ends = append(a.cur.ends, len(a.cur.buf))
+	if len(a.cur.buf) >= kvBatchBytes {
+		b := a.cur
+		a.cur = nil
+		a.ch <- b
+	}
+	return !a.failed.Load()
+}
+
+// finish writes the queued entries, finishes the last table and returns
+// the writer's error.
+func (a *asyncTables) finish() error {
+	if a.cur != nil && len(a.cur.ends) > 0 {
+		a.ch <- a.cur
+		a.cur = nil
+	}
+	a.stop()
+	a.cancel()
+	return a.err
+}
+
+// abort stops the writer; its tables are left unfinished. It may follow
+// finish.
+func (a *asyncTables) abort() {
+	a.cancel()
+	a.stop()
+}
+
+func (a *asyncTables) stop() {
+	if !a.closed {
+		a.closed = true
+		close(a.ch)
+	}
+	<-a.done
+}
