@@ -3,10 +3,12 @@ package index
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kwdata/kwdata/kw"
 )
@@ -122,6 +124,12 @@ func groupMemberCmp(a, b *kw.GroupMember) int {
 // for each, on every cycle.
 type groupBuilder struct {
 	groups map[string]*groupAcc
+	// led holds the groups whose leader has come by as a keyword of its
+	// own, in that order: key order, since a leader leads its own group
+	// and the keywords arrive sorted. So the groups need no sort at the
+	// end, which at ten million keywords held up the country's last
+	// tables for seconds.
+	led []*groupAcc
 }
 
 // groupAcc is a group being collected.
@@ -129,6 +137,7 @@ type groupAcc struct {
 	leader      string
 	size, total int64
 	members     []member
+	led         bool // in groupBuilder.led
 }
 
 // member is a kw.GroupMember without pointers: has says which of volume
@@ -168,6 +177,10 @@ func (gb *groupBuilder) add(leader string, m member) {
 	}
 	if m.keyword == leader {
 		m.keyword = g.leader
+		if !g.led {
+			g.led = true
+			gb.led = append(gb.led, g)
+		}
 	}
 	// The keyword is kept as it is: the keywords stream's texts are
 	// slices of one string per row group, never changed, so a copy would
@@ -219,26 +232,75 @@ func (g *groupAcc) group(dst *kw.IntentGroup, nums []int64) []int64 {
 	return nums
 }
 
-// sorted returns the groups by leader and forgets them.
+// sorted returns the groups by leader and forgets them. The keywords
+// must have been added in key order.
 func (gb *groupBuilder) sorted() []*groupAcc {
-	out := make([]*groupAcc, 0, len(gb.groups))
-	for _, g := range gb.groups {
-		out = append(out, g)
+	// Groups whose leader is not a keyword of the country (an intents
+	// partition that names one) are few; they are sorted and merged in.
+	var rest []*groupAcc
+	if len(gb.led) < len(gb.groups) {
+		for _, g := range gb.groups {
+			if !g.led {
+				rest = append(rest, g)
+			}
+		}
+		slices.SortFunc(rest, func(a, b *groupAcc) int { return strings.Compare(a.leader, b.leader) })
 	}
-	gb.groups = nil
-	slices.SortFunc(out, func(a, b *groupAcc) int { return strings.Compare(a.leader, b.leader) })
-	return out
+	led := gb.led
+	*gb = groupBuilder{}
+	if len(rest) == 0 {
+		return led
+	}
+	out := make([]*groupAcc, 0, len(led)+len(rest))
+	for len(led) > 0 && len(rest) > 0 {
+		if led[0].leader < rest[0].leader {
+			out, led = append(out, led[0]), led[1:]
+		} else {
+			out, rest = append(out, rest[0]), rest[1:]
+		}
+	}
+	return append(append(out, led...), rest...)
 }
 
-// write appends the country's groups to tw in key order (by leader) and
-// returns their number; the builder is empty after it.
-func (gb *groupBuilder) write(ctx context.Context, tw *tableWriter, cc string) (int, error) {
+// groupWriters is the number of goroutines that encode and write the
+// groups of a country with at least minGroupsSplit of them, each a run
+// of leaders into tables of its own: the groups are written after the
+// country's last keyword, when the merge and its readers are done
+// (minGroupsSplit is a variable, for tests).
+const groupWriters = 2
+
+var minGroupsSplit = 64 << 10
+
+// write writes the country's groups into tables of set, in key order (by
+// leader), and returns their number; the builder is empty after it.
+func (gb *groupBuilder) write(ctx context.Context, set *tableSet, cc string) (int, error) {
+	groups := gb.sorted()
+	parts := 1
+	if len(groups) >= minGroupsSplit {
+		parts = groupWriters
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		part := groups[p*len(groups)/parts : (p+1)*len(groups)/parts]
+		wg.Go(func() {
+			_, errs[p] = writeTables(ctx, set, func(tw *tableWriter) (int, error) { return writeGroups(ctx, tw, cc, part) })
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return len(groups), nil
+}
+
+// writeGroups appends groups, sorted by leader, to tw.
+func writeGroups(ctx context.Context, tw *tableWriter, cc string, groups []*groupAcc) (int, error) {
 	var (
 		key, val []byte
 		group    kw.IntentGroup
 		nums     []int64
 	)
-	groups := gb.sorted()
 	for i, g := range groups {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {

@@ -164,3 +164,58 @@ func TestBuildIntentGroups(t *testing.T) {
 		t.Errorf("index counts %d keywords, want 253", info.Countries["US"])
 	}
 }
+
+func TestGroupBuilderSorted(t *testing.T) {
+	tests := []struct {
+		name string
+		adds [][2]string // keyword, leader, in key order
+		want []string    // leaders, with the size of each group after a colon
+	}{
+		{"none", nil, nil},
+		{"own groups", [][2]string{{"a", "a"}, {"b", "b"}}, []string{"a:1", "b:1"}},
+		{"member before its leader", [][2]string{{"a", "c"}, {"b", "b"}, {"c", "c"}}, []string{"b:1", "c:2"}},
+		{"leaders that are not keywords", [][2]string{{"b", "a"}, {"c", "c"}, {"d", "zz"}, {"e", "c"}, {"f", "d0"}},
+			[]string{"a:1", "c:2", "d0:1", "zz:1"}},
+		{"only leaders that are not keywords", [][2]string{{"b", "y"}, {"c", "x"}}, []string{"x:1", "y:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gb groupBuilder
+			for _, a := range tt.adds {
+				gb.add(a[1], member{keyword: a[0]})
+			}
+			var got []string
+			for _, g := range gb.sorted() {
+				got = append(got, fmt.Sprintf("%s:%d", g.leader, g.size))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("sorted() = %v, want %v", got, tt.want)
+			}
+			if gb.groups != nil || gb.led != nil {
+				t.Error("the builder still holds groups after sorted()")
+			}
+		})
+	}
+}
+
+// TestBuildSplitsGroupWriters builds one lake with its groups written by
+// one goroutine and by several: the same keys and values either way.
+func TestBuildSplitsGroupWriters(t *testing.T) {
+	defer func(was int) { minGroupsSplit = was }(minGroupsSplit)
+	var digests [2][]string
+	for i, split := range []int{1 << 30, 1} {
+		minGroupsSplit = split
+		data := t.TempDir()
+		genLake(t, data, "2026-11-21", "us", 3000)
+		if _, err := Build(context.Background(), BuildOptions{Data: data, Date: "2026-11-21", Logger: testLogger(t), TableBytes: 16 << 10}); err != nil {
+			t.Fatal(err)
+		}
+		digests[i] = buildDigests(t, data)
+	}
+	if !reflect.DeepEqual(digests[0], digests[1]) {
+		t.Errorf("groups written by one goroutine:\n%v\nby %d:\n%v", digests[0], groupWriters, digests[1])
+	}
+	if len(digests[0]) != 4 {
+		t.Errorf("digests of %d tables, want keywords, groups, prefixes and words: %v", len(digests[0]), digests[0])
+	}
+}

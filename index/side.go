@@ -74,7 +74,9 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuild
 			}
 			s.release(b)
 		}
-		s.nGroups, s.groupsErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) { return gb.write(ctx, tw, cc) })
+		if s.groupsErr = ctx.Err(); s.groupsErr == nil {
+			s.nGroups, s.groupsErr = gb.write(ctx, set, cc)
+		}
 	}()
 	go func() {
 		defer s.wg.Done()
