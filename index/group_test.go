@@ -1,10 +1,13 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,5 +220,50 @@ func TestBuildSplitsGroupWriters(t *testing.T) {
 	}
 	if len(digests[0]) != 4 {
 		t.Errorf("digests of %d tables, want keywords, groups, prefixes and words: %v", len(digests[0]), digests[0])
+	}
+}
+
+// TestGroupAppendValueMatchesEncodeGroup holds the build's encoding of a
+// group from its flat members to EncodeGroup of the same group.
+func TestGroupAppendValueMatchesEncodeGroup(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 7, kw.MaxGroupMembers, 2*kw.MaxGroupMembers - 1, 3 * kw.MaxGroupMembers} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var gb groupBuilder
+			for i := range n {
+				// Keywords are unique in a country; volumes repeat.
+				m := member{keyword: fmt.Sprintf("k%04d-%d", r.IntN(10*n+1), i), overlap: int32(r.IntN(30) - 5)}
+				if r.IntN(4) > 0 {
+					m.volume, m.has = int64(r.IntN(2000)-100), m.has|1
+				}
+				if r.IntN(4) > 0 {
+					m.cpc, m.has = int64(r.IntN(5_000_000)), m.has|2
+				}
+				if i == 0 {
+					m.keyword = "leader"
+				}
+				gb.add("leader", m)
+			}
+			for _, g := range gb.sorted() {
+				// The reference: the members ranked by groupMemberCmp and
+				// trimmed, as kw.GroupMembers with pointers.
+				var all []kw.GroupMember
+				for _, m := range g.members {
+					gm := kw.GroupMember{Keyword: m.keyword, Overlap: m.overlap}
+					if m.has&1 != 0 {
+						gm.Volume = i64(m.volume)
+					}
+					if m.has&2 != 0 {
+						gm.CPCMicros = i64(m.cpc)
+					}
+					all = append(all, gm)
+				}
+				slices.SortStableFunc(all, func(a, b kw.GroupMember) int { return groupMemberCmp(&a, &b) })
+				want := EncodeGroup(nil, &kw.IntentGroup{Size: g.size, TotalVolume: g.total, Members: all})
+				if got := g.appendValue(nil); !bytes.Equal(got, want) {
+					t.Fatalf("appendValue = %x\nEncodeGroup = %x", got, want)
+				}
+			}
+		})
 	}
 }
