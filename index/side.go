@@ -11,9 +11,10 @@ import (
 // the same stream of keywords as its entries, but nothing of either goes
 // into an entry: the merge hands each keyword's intent, text and numbers
 // to two goroutines of their own, in batches, and each writes its tables
-// into SSTables of its own once the country's keywords end. The merge,
-// which also encodes and compresses every entry, had carried both
-// builders and both writes, about half of a build's CPU, on one core.
+// into SSTables of its own once the country's keywords end. The merge
+// had carried both builders and both writes, beside the encoding and the
+// SSTable writer of every entry: more than half of a build's CPU, on one
+// core.
 
 // noted is what the group and suggestion builders take of one keyword.
 // Its member owns its numbers, since a keyword record points into a chunk
