@@ -166,23 +166,20 @@ func (c *answerCache) put(country, q string, body []byte) {
 var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // pack returns body as the cache keeps it: compressed with the dictionary
-// once there is one, in an allocation of its own just large enough.
+// once there is one, in an allocation of its own.
 func (c *answerCache) pack(body []byte) []byte {
+	// append, not make, so that cap reports the allocation's size class,
+	// which is what the bound counts (see entrySize).
 	d := c.dict.Load()
 	if d == nil {
-		p := make([]byte, 1+len(body))
-		p[0] = packRaw
-		copy(p[1:], body)
-		return p
+		return append([]byte{packRaw}, body...)
 	}
 	sp := scratchPool.Get().(*[]byte)
 	// EncodeBetter packs the sample's answers a tenth tighter than
 	// Encode, and its output decodes no slower; the cost is paid once an
 	// answer, at admission.
 	enc := d.EncodeBetter((*sp)[:cap(*sp)], body)
-	p := make([]byte, 1+len(enc))
-	p[0] = packDict
-	copy(p[1:], enc)
+	p := append([]byte{packDict}, enc...)
 	if cap(enc) <= maxPooledBuf {
 		*sp = enc
 		scratchPool.Put(sp)
