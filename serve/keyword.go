@@ -145,9 +145,15 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	defer t.Cancel() // a no-op once committed
 	csv := wantsCSV(r)
 	var cache *answerCache
+	bp := bufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledBuf {
+			bufPool.Put(bp)
+		}
+	}()
 	if !csv {
 		cache = s.answers(info.Version)
-		if body := cache.get(c.Code, q); body != nil {
+		if body, ok := cache.get(c.Code, q, (*bp)[:0]); ok {
 			t.Commit(1, w.Header())
 			writeKeywordJSON(w, r, body)
 			return nil
@@ -167,8 +173,8 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 		return writeCSVDownload(w, r, csvName("keyword", q, c.Code), writeCSV(rows))
 	}
 
-	bp := bufPool.Get().(*[]byte)
 	buf := appendKeywordJSON((*bp)[:0], &e, c.Code, dataDate(&e, info))
+	*bp = buf[:0]
 	writeKeywordJSON(w, r, buf)
 	// Only an answer known to come from the cache's build may enter it: a
 	// swap between Info and Lookup would otherwise file the new build's
@@ -177,10 +183,6 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 		if now, ok := s.index.Info(); ok && now.Version == cache.version {
 			cache.put(c.Code, q, buf)
 		}
-	}
-	if cap(buf) <= maxPooledBuf {
-		*bp = buf
-		bufPool.Put(bp)
 	}
 	return nil
 }

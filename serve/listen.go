@@ -48,7 +48,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// The header timeout is the shortest; a connection armed that far
+	// ahead needs no timer change for the next request (see lazyConn).
+	go func() { errc <- srv.Serve(lazyListener{ln, ReadHeaderTimeout}) }()
 	logger.LogAttrs(ctx, slog.LevelInfo, "serving HTTP", slog.String("addr", ln.Addr().String()))
 
 	select {

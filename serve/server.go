@@ -250,7 +250,7 @@ func (s *Server) match(path string) *route {
 // documents, turns panics into 500 problems, and records metrics and the
 // access log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	start := sinceEpoch()
 	rt := s.match(r.URL.Path)
 	label := routeUnmatched
 	if rt != nil {
@@ -314,12 +314,22 @@ func (rt *route) handlerFor(method string) handlerFunc {
 	return rt.methods[method]
 }
 
-// finish records the metrics and the access log of a request.
-func (s *Server) finish(sw *statusWriter, r *http.Request, label string, start time.Time) {
+// epoch is the origin of request timings. time.Now reads two clocks (the
+// wall clock and the monotonic one); time.Since of a time that carries a
+// monotonic reading reads only the monotonic clock, which is all a
+// duration needs: one clock read less on every request.
+var epoch = time.Now()
+
+// sinceEpoch is the monotonic time since epoch.
+func sinceEpoch() time.Duration { return time.Since(epoch) }
+
+// finish records the metrics and the access log of a request that began
+// at start (a sinceEpoch reading).
+func (s *Server) finish(sw *statusWriter, r *http.Request, label string, start time.Duration) {
 	if sw.status == 0 {
 		sw.status = http.StatusOK
 	}
-	d := time.Since(start)
+	d := sinceEpoch() - start
 	s.metrics.observe(label, sw.status, d)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request",

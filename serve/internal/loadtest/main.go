@@ -386,6 +386,7 @@ func runLoad(args []string) error {
 	warmup := fs.Duration("warmup", time.Second, "unmeasured time before it")
 	seed := fs.Uint64("seed", 1, "seed of the keyword order")
 	label := fs.String("label", "load", "first field of the result line")
+	pid := fs.Int("pid", 0, "process ID of the server (same machine): also report the CPU time (user+sys) it spent per measured request, which other load on its core does not inflate the way it does requests/s")
 	fs.Parse(args)
 	u, err := url.Parse(*base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
@@ -423,6 +424,18 @@ func runLoad(args []string) error {
 	until := measureFrom.Add(*duration)
 	workers := make([]*worker, *conns)
 	var wg sync.WaitGroup
+	var cpu0, cpu1 time.Duration
+	var cpuErr error
+	if *pid > 0 {
+		wg.Go(func() {
+			time.Sleep(time.Until(measureFrom))
+			if cpu0, cpuErr = processCPU(*pid); cpuErr != nil {
+				return
+			}
+			time.Sleep(time.Until(until))
+			cpu1, cpuErr = processCPU(*pid)
+		})
+	}
 	for i := range workers {
 		w := &worker{addr: u.Host, reqs: reqs, hist: newHist(), statuses: map[int]int64{}}
 		workers[i] = w
@@ -453,6 +466,12 @@ func runLoad(args []string) error {
 	for _, s := range codes {
 		fmt.Fprintf(&sb, " status_%d=%d", s, statuses[s])
 	}
+	if *pid > 0 && total.n > 0 {
+		if cpuErr != nil {
+			return cpuErr
+		}
+		fmt.Fprintf(&sb, " cpu_us_per_req=%.2f", float64(cpu1-cpu0)/float64(time.Microsecond)/float64(total.n))
+	}
 	fmt.Printf("%s rps=%.0f p50_ms=%.3f p99_ms=%.3f requests=%d errors=%d%s\n", *label,
 		float64(total.n)/duration.Seconds(), float64(total.quantile(0.50))/1000, float64(total.quantile(0.99))/1000,
 		total.n, errs, sb.String())
@@ -460,4 +479,30 @@ func runLoad(args []string) error {
 		return errors.New("no request was answered")
 	}
 	return nil
+}
+
+// clockTicks is the unit of the CPU times in /proc/PID/stat (USER_HZ),
+// 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// processCPU returns the CPU time (user+sys, all threads) process pid has
+// used, from /proc/PID/stat.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the CPU time of process %d: %w", pid, err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("cannot parse the CPU times in /proc/%d/stat", pid)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
 }
