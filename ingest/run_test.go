@@ -23,6 +23,16 @@ func writeFile(tb testing.TB, dir, name string, content []byte) string {
 	return p
 }
 
+// fileSize returns the size of a file, failing the test on error.
+func fileSize(tb testing.TB, name string) int64 {
+	tb.Helper()
+	st, err := os.Stat(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
+}
+
 // readPartition reads a partition back, failing the test on error.
 func readPartition[T any](tb testing.TB, data, dataset, country, date string) []T {
 	tb.Helper()
@@ -35,16 +45,18 @@ func readPartition[T any](tb testing.TB, data, dataset, country, date string) []
 
 func TestRun(t *testing.T) {
 	data := t.TempDir()
-	var stages []string
+	stages := map[string]bool{}
+	var lastDone, lastTotal int64
 	rep, err := Run(context.Background(), Options{
 		Data: data, Date: "2026-03-01", Country: "US",
 		PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"},
 		SERPJSONL:  []string{"testdata/serps.jsonl"},
 		Progress: func(stage string, done, total int64) {
-			if done > total {
-				t.Errorf("progress %d of %d", done, total)
+			if done > total || done < lastDone {
+				t.Errorf("progress %d of %d after %d", done, total, lastDone)
 			}
-			stages = append(stages, stage)
+			stages[stage] = true
+			lastDone, lastTotal = done, total
 		},
 	})
 	if err != nil {
@@ -71,8 +83,12 @@ func TestRun(t *testing.T) {
 	if !reflect.DeepEqual(lines, wantLines) {
 		t.Errorf("bad rows\n got %q\nwant %q", lines, wantLines)
 	}
-	if len(stages) < 2 || stages[0] != StagePlanner || stages[len(stages)-1] != StageSERPs {
-		t.Errorf("progress stages = %q", stages)
+	if !stages[StagePlanner] || !stages[StageSERPs] || len(stages) != 2 {
+		t.Errorf("progress stages = %v, want %s and %s", stages, StagePlanner, StageSERPs)
+	}
+	// One bar for the run: the sums over both stages' files.
+	if want := fileSize(t, "testdata/keyword-planner-utf16le.csv") + fileSize(t, "testdata/serps.jsonl"); lastDone != want || lastTotal != want {
+		t.Errorf("last progress %d of %d, want %d of %d", lastDone, lastTotal, want, want)
 	}
 
 	keywords := readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "us", "2026-03-01")
@@ -133,6 +149,10 @@ func TestRunRefusesWholeFiles(t *testing.T) {
 	}{
 		{"SERP file of the wrong format", Options{SERPJSONL: []string{good, csvAsJSONL}},
 			csvAsJSONL + `: not SERP JSONL: expected one JSON object a line like {"keyword": ..., "country": ..., "results": [{"rank": 1, "url": ...}]}`},
+		// The keywords partition, written beside the SERPs' parse, is
+		// not published.
+		{"SERP file of the wrong format beside a good planner export", Options{PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"}, SERPJSONL: []string{csvAsJSONL}},
+			csvAsJSONL + `: not SERP JSONL`},
 		{"planner file of the wrong format", Options{PlannerCSV: []string{jsonlAsPlanner}, SERPJSONL: []string{good}},
 			jsonlAsPlanner + `: not a Keyword Planner export: expected a header row with a "Keyword" column (tab-separated, UTF-16 or UTF-8)`},
 		{"currency without a rate", Options{PlannerCSV: []string{eur}, SERPJSONL: []string{good}}, "--usd-rate EUR=RATE"},
@@ -162,6 +182,9 @@ func TestRunRefusesWholeFiles(t *testing.T) {
 				if _, err := lake.Read[kw.SERPRow](data, ds, "us", opt.Date); !errors.Is(err, lake.ErrNoPartition) {
 					t.Errorf("%s partition exists after a refused run (err %v)", ds, err)
 				}
+			}
+			if left, _ := os.ReadDir(lake.StagingDir(data)); len(left) > 0 {
+				t.Errorf("staging folder holds %d entries after a refused run, first %s", len(left), left[0].Name())
 			}
 		})
 	}
