@@ -62,9 +62,9 @@ type Options struct {
 	// the reading goroutines, one at a time. Default: none.
 	Progress func(stage string, done, total int64)
 
-	// spillBytes bounds the SERPs, and the keyword records, held in memory
-	// before they are sorted to disk (0: DefaultSpillBytes for SERPs, two
-	// thirds of it for keyword records). Tests lower it to exercise the
+	// spillBytes bounds the SERPs and the keyword records held in memory
+	// before they are sorted to disk, divided between them by
+	// spillBudgets (0: DefaultSpillBytes). Tests lower it to exercise the
 	// merge.
 	spillBytes int
 }

@@ -32,7 +32,8 @@ type keywordWriter struct {
 // keywordSpillBytes is the default budget of a keywordWriter: two thirds
 // of the SERPs', because the planner reader leaves more garbage behind
 // than the SERP parser (a string a line, numbers and months in blocks),
-// which the garbage collector lets grow to about the live heap.
+// which the garbage collector lets grow to about the live heap. Run
+// gives it less when the SERPs are read at once (spillBudgets).
 const keywordSpillBytes = DefaultSpillBytes * 2 / 3
 
 func newKeywordWriter(data, country, date string, spillBytes int) *keywordWriter {

@@ -19,7 +19,10 @@ import (
 // of the keyword), held in large blocks the garbage collector does not
 // scan. The 1M-keyword sample's SERPs (19.2M rows, 1.49 GB encoded) then
 // never reach the disk, and a country of 10M keywords (192M rows) takes
-// ten runs, S2-compressed to about an eighth of their JSONL.
+// about twenty runs (the first at the budget, the rest at half of it,
+// spilled while the other half fills), S2-compressed to about an eighth
+// of their JSONL. Read beside planner exports, the SERPs get five sixths
+// of it (spillBudgets).
 const DefaultSpillBytes = 3 << 29
 
 // SERPWriter writes the serps partition of one country and date from SERPs
