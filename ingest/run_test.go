@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -344,5 +345,29 @@ func TestRunRefusesFilesWithoutGoodRows(t *testing.T) {
 				t.Errorf("serps partition has %d rows, want %d", n, tt.serps)
 			}
 		})
+	}
+}
+
+// TestSpillBudgets: read at once, the SERPs and the keyword records never
+// hold more than one budget between them.
+func TestSpillBudgets(t *testing.T) {
+	for _, tt := range []struct {
+		total              int
+		planner, serps     bool
+		wantSERP, wantKeys int
+	}{
+		{0, true, true, DefaultSpillBytes - DefaultSpillBytes/6, DefaultSpillBytes / 6},
+		{0, false, true, DefaultSpillBytes, keywordSpillBytes},
+		{0, true, false, DefaultSpillBytes, keywordSpillBytes},
+		{600, true, true, 500, 100},
+		{1, true, true, 1, 1},
+	} {
+		s, k := spillBudgets(tt.total, tt.planner, tt.serps)
+		if s != tt.wantSERP || k != tt.wantKeys {
+			t.Errorf("spillBudgets(%d, %v, %v) = %d, %d; want %d, %d", tt.total, tt.planner, tt.serps, s, k, tt.wantSERP, tt.wantKeys)
+		}
+		if total := cmp.Or(tt.total, DefaultSpillBytes); tt.planner && tt.serps && s+k > max(total, 2) {
+			t.Errorf("spillBudgets(%d): %d + %d is more than the budget", tt.total, s, k)
+		}
 	}
 }
