@@ -145,8 +145,9 @@ func (r *Report) addBad(b BadRow) {
 // a currency without a rate, bad rows and no good one, a read error, ctx
 // done), Run writes nothing and returns the error with the report so far.
 // Otherwise bad rows do not fail the run; they are in the report, the
-// planner exports' first. Should writing the serps partition fail, the
-// keywords partition published just before stays.
+// planner exports' first. Both partitions are written to the staging
+// folder before either is published; should publishing the serps
+// partition fail, the keywords partition published just before stays.
 //
 // The planner exports are read, sorted and written to the staging folder
 // on a goroutine of their own while the SERPs are parsed: the planner
@@ -238,6 +239,22 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			log.Debug("read SERPs", "elapsed", time.Since(start).Round(time.Millisecond))
 		}
 	}
+	// The SERPs are written to the staging folder while the keywords may
+	// still be: the merge and the encoders have the cores to themselves
+	// only once the planner exports are done.
+	var (
+		sres  WriteResult
+		slake *lake.SERPWriter
+	)
+	if len(opt.SERPJSONL) > 0 && ctx.Err() == nil {
+		var err error
+		if sres, slake, err = serps.write(ctx); err != nil {
+			fail(err)
+		} else {
+			defer slake.Abort()
+			log.Debug("wrote SERPs to staging", "elapsed", time.Since(start).Round(time.Millisecond))
+		}
+	}
 	wg.Wait()
 	rep = mergeReports(krep, rep)
 	if firstErr != nil {
@@ -252,12 +269,11 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 		rep.Keywords, rep.Duplicates = kres.Keywords, kres.Duplicates
 	}
-	if len(opt.SERPJSONL) > 0 {
-		res, err := serps.Commit(ctx)
-		if err != nil {
-			return rep, err
+	if slake != nil {
+		if err := slake.Commit(); err != nil {
+			return rep, fmt.Errorf("cannot write SERPs of %s: %w", opt.Country, err)
 		}
-		rep.SERPs, rep.SERPRows, rep.SERPDuplicates = res.Keywords, res.Rows, res.Duplicates
+		rep.SERPs, rep.SERPRows, rep.SERPDuplicates = sres.Keywords, sres.Rows, sres.Duplicates
 	}
 	log.Info("ingested", "keywords", rep.Keywords, "duplicates", rep.Duplicates,
 		"serps", rep.SERPs, "serp_rows", rep.SERPRows, "bad", rep.BadCount,
