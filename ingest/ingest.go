@@ -246,10 +246,13 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		sres  WriteResult
 		slake *lake.SERPWriter
 	)
-	if len(opt.SERPJSONL) > 0 && ctx.Err() == nil {
+	if len(opt.SERPJSONL) > 0 {
 		var err error
-		if sres, slake, err = serps.write(ctx); err != nil {
-			fail(err)
+		if err = ctx.Err(); err == nil {
+			sres, slake, err = serps.write(ctx)
+		}
+		if err != nil {
+			fail(err) // after a failure of the keywords, theirs stays the error
 		} else {
 			defer slake.Abort()
 			log.Debug("wrote SERPs to staging", "elapsed", time.Since(start).Round(time.Millisecond))

@@ -216,6 +216,33 @@ func TestRunCanceled(t *testing.T) {
 	}
 }
 
+// A run canceled once every file is read, as the partitions are written,
+// publishes neither and leaves no staging files.
+func TestRunCanceledAfterReading(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := t.TempDir()
+	_, err := Run(ctx, Options{Data: data, Date: "2026-03-01", Country: "us",
+		PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"},
+		SERPJSONL:  []string{"testdata/serps.jsonl"},
+		Progress: func(_ string, done, total int64) {
+			if done == total {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	for _, ds := range []string{kw.DatasetKeywords, kw.DatasetSERPs} {
+		if _, err := lake.Read[kw.SERPRow](data, ds, "us", "2026-03-01"); !errors.Is(err, lake.ErrNoPartition) {
+			t.Errorf("canceled run wrote the %s partition (err %v)", ds, err)
+		}
+	}
+	if left, _ := os.ReadDir(lake.StagingDir(data)); len(left) > 0 {
+		t.Errorf("staging folder holds %s after a canceled run", left[0].Name())
+	}
+}
+
 func TestRunBadRowsCapped(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(serpJSON("a", "us", 1, "https://a.com") + "\n")
