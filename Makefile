@@ -62,7 +62,9 @@ bench-ingest: build
 
 # The 10M-keyword ingest, once, planner and SERPs: about 32 GB of disk
 # under KW_BENCH_DIR (default /tmp/kwdata-bench-ingest-10m, kept for
-# re-runs; KW_BENCH_IN reuses sample files already generated).
+# re-runs; KW_BENCH_IN reuses sample files already generated;
+# KW_BENCH_BASE_BIN runs a baseline binary in alternating rounds,
+# KW_BENCH_ALL_RUNS of them).
 bench-ingest-10m: build
 	KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=$${KW_BENCH_RUNS:-0} KW_BENCH_DUCKDB=$${KW_BENCH_DUCKDB:-0} \
 		KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-ingest-10m} bash ingest/bench.sh $(BIN)

@@ -22,8 +22,14 @@
 # lake (4 GB) and the spilled runs (about 6 GB) under KW_BENCH_DIR.
 # KW_BENCH_IN may name a folder that already holds us/keyword-planner.csv
 # and us/serps.jsonl of that many keywords, which is then used instead of
-# generating them. KW_BENCH_DIR keeps the data (default: a temporary
-# folder, removed after).
+# generating them (the 10M sample of another run: KW_BENCH_IN=DIR/in).
+# KW_BENCH_DIR keeps the data (default: a temporary folder, removed
+# after).
+#
+# The planner + SERPs row runs KW_BENCH_ALL_RUNS times (default 1); with
+# KW_BENCH_BASE_BIN (a baseline kwdata, say main's) it alternates that
+# binary and this one (B K B K) and prints the medians of both, wall and
+# CPU time (user + sys) and peak RSS, and their ratios.
 set -euo pipefail
 
 BIN=${1:?usage: bash ingest/bench.sh path/to/kwdata}
@@ -114,13 +120,39 @@ fi
 fi
 
 # The nightly run's ingest: planner export and SERPs together.
-((RUNS > 0)) || header
-rm -rf "$DIR/data"
-/usr/bin/time -v -o "$DIR/time.all" "$BIN" ingest --data "$DIR/data" --date "$DATE" --country us \
-	--planner-csv "$PLANNER" --serp-jsonl "$SERPS" >"$DIR/log.all" 2>&1 </dev/null || {
-	echo "bench.sh: kwdata ingest failed:" >&2
-	tail -n 5 "$DIR/log.all" >&2
-	exit 1
+cpu() { awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f", u + s }' "$1"; }
+ALL=${KW_BENCH_ALL_RUNS:-1}
+BASE=${KW_BENCH_BASE_BIN:-}
+[[ -z "$BASE" ]] || BASE=$(cd "$(dirname "$BASE")" && pwd)/$(basename "$BASE")
+allrun() { # allrun NAME BINARY ROUND: one planner + SERPs ingest; prints wall cpu rss
+	rm -rf "$DIR/data"
+	/usr/bin/time -v -o "$DIR/time.$1.$3" "$2" ingest --data "$DIR/data" --date "$DATE" --country us \
+		--planner-csv "$PLANNER" --serp-jsonl "$SERPS" >"$DIR/log.$1.$3" 2>&1 </dev/null || {
+		echo "bench.sh: $1 ingest failed:" >&2
+		tail -n 5 "$DIR/log.$1.$3" >&2
+		exit 1
+	}
+	rm -rf "$DIR/data"
+	echo "$(wall "$DIR/time.$1.$3") $(cpu "$DIR/time.$1.$3") $(rss "$DIR/time.$1.$3")"
 }
-printf '%-52s %9ss %8d MiB\n' "kwdata ingest, planner + SERPs, once" "$(wall "$DIR/time.all")" "$(($(rss "$DIR/time.all") / 1024))"
-rm -rf "$DIR/data"
+((RUNS > 0)) || header
+aw=() ac=() ar=() bw=() bc=() br=()
+for i in $(seq "$ALL"); do
+	line="planner + SERPs round $i:"
+	if [[ -n "$BASE" ]]; then
+		read -r w c r < <(allrun base "$BASE" "$i")
+		bw+=("$w") bc+=("$c") br+=("$r")
+		line+=" baseline ${w}s (${c}s CPU, $((r / 1024)) MiB);"
+	fi
+	read -r w c r < <(allrun all "$BIN" "$i")
+	aw+=("$w") ac+=("$c") ar+=("$r")
+	echo "$line kwdata ${w}s (${c}s CPU, $((r / 1024)) MiB)"
+done
+AW=$(printf '%s\n' "${aw[@]}" | median) AC=$(printf '%s\n' "${ac[@]}" | median) AR=$(printf '%s\n' "${ar[@]}" | median)
+printf '%-52s %9ss %8d MiB   CPU %ss\n' "kwdata ingest, planner + SERPs (median of $ALL)" "$AW" "$((AR / 1024))" "$AC"
+if [[ -n "$BASE" ]]; then
+	BW=$(printf '%s\n' "${bw[@]}" | median) BC=$(printf '%s\n' "${bc[@]}" | median) BR=$(printf '%s\n' "${br[@]}" | median)
+	printf '%-52s %9ss %8d MiB   CPU %ss\n' "baseline, planner + SERPs (median of $ALL)" "$BW" "$((BR / 1024))" "$BC"
+	awk -v aw="$AW" -v bw="$BW" -v ac="$AC" -v bc="$BC" -v ar="$AR" -v br="$BR" \
+		'BEGIN { printf "kwdata / baseline: wall %.2fx, CPU %.2fx, peak RSS %.2fx\n", aw / bw, ac / bc, ar / br }'
+fi

@@ -28,6 +28,9 @@ const sorterBlock = 32 << 20
 // It holds them encoded, in a few large blocks without pointers (the
 // garbage collector does not look inside), up to a budget; past it, it
 // sorts them and spills them to a run file in the lake's staging folder.
+// From then on it spills every half budget, on a goroutine of its own,
+// while the other half fills: the parse does not wait for the sort and
+// the write, and memory stays within the budget.
 // Merge hands every key with its payloads to a function in key order,
 // runs and memory merged, whatever their number.
 //
@@ -38,13 +41,26 @@ type recordSorter struct {
 	what         string // what the records are, for messages: "SERP", "keyword"
 	budget       int
 
+	memRecords          // the records added since the last spill
+	spare      [][]byte // emptied by a spill, for the next records
+	spareRefs  [][]recordRef
+	size       int      // bytes held in blocks and refs
+	dir        string   // run files, created on the first spill
+	runs       []string // in the order they were spilled
+
+	// After the first spill, memory holds two halves of the budget: one
+	// being filled and one being spilled by a goroutine (bg), so that the
+	// parse goes on while a run is sorted and written.
+	bg     chan error  // the background spill's result; nil when none runs
+	bgRecs *memRecords // what it spills, its blocks to reuse once done
+}
+
+// memRecords are records held in memory: the blocks they are in and a
+// reference to each, in the order added until they are sorted.
+type memRecords struct {
 	blocks [][]byte // full ones, then the current one last
-	spare  [][]byte // emptied by a spill, for the next records
 	refs   []recordRef
 	merged []recordRef // sort's buffer
-	size   int         // bytes held in blocks and refs
-	dir    string      // run files, created on the first spill
-	runs   []string    // in the order they were spilled
 }
 
 // recordRef locates one record held in memory; seq is its position among
@@ -72,7 +88,8 @@ func newRecordSorter(data, prefix, what string, budget int) *recordSorter {
 	return &recordSorter{data: data, prefix: prefix, what: what, budget: max(budget, 1)}
 }
 
-// add copies one record in; it spills when the budget is reached.
+// add copies one record in; it spills when the budget is reached: all of
+// it the first time, half of it after.
 func (s *recordSorter) add(key, payload []byte) error {
 	n := len(key) + len(payload)
 	if len(s.blocks) == 0 || cap(s.cur())-len(s.cur()) < n {
@@ -84,8 +101,15 @@ func (s *recordSorter) add(key, payload []byte) error {
 	s.refs = append(s.refs, recordRef{prefix: keyPrefix(key), blk: uint32(len(s.blocks) - 1), off: uint32(off),
 		klen: uint32(len(key)), plen: uint32(len(payload)), seq: uint32(len(s.refs))})
 	s.size += n + refSize
-	if s.size >= s.budget || len(s.refs) == 1<<32-1 {
-		return s.spill()
+	limit := s.budget
+	if s.spilled() {
+		limit = max(s.budget/2, 1)
+	}
+	if s.size >= limit || len(s.refs) == 1<<32-1 {
+		if !s.spilled() {
+			return s.spill()
+		}
+		return s.spillBackground()
 	}
 	return nil
 }
@@ -104,21 +128,21 @@ func (s *recordSorter) newBlock(n int) []byte {
 
 func (s *recordSorter) cur() []byte { return s.blocks[len(s.blocks)-1] }
 
-func (s *recordSorter) key(r recordRef) []byte {
-	return s.blocks[r.blk][r.off : r.off+r.klen]
+func (m *memRecords) key(r recordRef) []byte {
+	return m.blocks[r.blk][r.off : r.off+r.klen]
 }
 
-func (s *recordSorter) payload(r recordRef) []byte {
+func (m *memRecords) payload(r recordRef) []byte {
 	start := r.off + r.klen
-	return s.blocks[r.blk][start : start+r.plen]
+	return m.blocks[r.blk][start : start+r.plen]
 }
 
 // compare orders records by key, then by the order added.
-func (s *recordSorter) compare(a, b recordRef) int {
+func (m *memRecords) compare(a, b recordRef) int {
 	if a.prefix != b.prefix {
 		return cmp.Compare(a.prefix, b.prefix)
 	}
-	if c := bytes.Compare(s.key(a), s.key(b)); c != 0 {
+	if c := bytes.Compare(m.key(a), m.key(b)); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.seq, b.seq)
@@ -129,83 +153,144 @@ func (s *recordSorter) compare(a, b recordRef) int {
 // while every other goroutine waits for it.
 const parallelSort = 1 << 16
 
-// sort orders the records in memory by key, then by the order added: two
-// halves sorted at once, then merged.
-func (s *recordSorter) sort() {
-	n := len(s.refs)
+// sort orders the records by key, then by the order added: two halves
+// sorted at once, then merged.
+func (m *memRecords) sort() {
+	n := len(m.refs)
 	if n < parallelSort || runtime.GOMAXPROCS(0) < 2 {
-		slices.SortFunc(s.refs, s.compare)
+		slices.SortFunc(m.refs, m.compare)
 		return
 	}
-	a, b := s.refs[:n/2], s.refs[n/2:]
+	a, b := m.refs[:n/2], m.refs[n/2:]
 	var wg sync.WaitGroup
-	wg.Go(func() { slices.SortFunc(a, s.compare) })
-	slices.SortFunc(b, s.compare)
+	wg.Go(func() { slices.SortFunc(a, m.compare) })
+	slices.SortFunc(b, m.compare)
 	wg.Wait()
-	out := slices.Grow(s.merged[:0], n)
+	out := slices.Grow(m.merged[:0], n)
 	for len(a) > 0 && len(b) > 0 {
-		if s.compare(b[0], a[0]) < 0 {
+		if m.compare(b[0], a[0]) < 0 {
 			out, b = append(out, b[0]), b[1:]
 		} else {
 			out, a = append(out, a[0]), a[1:]
 		}
 	}
 	out = append(append(out, a...), b...)
-	s.refs, s.merged = out, s.refs
+	m.refs, m.merged = out, m.refs
 }
 
-// spill writes the records in memory as the next sorted run and empties
-// memory.
-func (s *recordSorter) spill() error {
-	if len(s.refs) == 0 {
-		return nil
-	}
+// nextRun creates the staging folder on the first spill and returns the
+// name of the next run, which it counts as spilled.
+func (s *recordSorter) nextRun() (string, error) {
 	if s.dir == "" {
 		dir, err := lake.TempDir(s.data, s.prefix)
 		if err != nil {
-			return err
+			return "", err
 		}
 		s.dir = dir
 	}
-	s.sort()
 	name := filepath.Join(s.dir, fmt.Sprintf("run-%05d", len(s.runs)))
-	if err := s.writeRun(name); err != nil {
+	s.runs = append(s.runs, name)
+	return name, nil
+}
+
+// spill writes the records in memory as the next sorted run and empties
+// memory, after the background spill, if one runs.
+func (s *recordSorter) spill() error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	if len(s.refs) == 0 {
+		return nil
+	}
+	name, err := s.nextRun()
+	if err != nil {
+		return err
+	}
+	s.memRecords.sort()
+	if err := s.memRecords.writeRun(name); err != nil {
 		return fmt.Errorf("cannot spill %s records to %s: %w", s.what, name, err)
 	}
-	s.runs = append(s.runs, name)
-	s.reset()
+	s.reuse(&s.memRecords)
 	return nil
 }
 
-// reset empties memory and keeps the blocks for what comes next.
-func (s *recordSorter) reset() {
-	for _, b := range s.blocks {
+// spillBackground hands the records in memory to a goroutine that sorts
+// them and writes them as the next run, once the one before is done, and
+// goes on with the blocks that one emptied.
+func (s *recordSorter) spillBackground() error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	name, err := s.nextRun()
+	if err != nil {
+		return err
+	}
+	recs := s.memRecords
+	s.memRecords = memRecords{refs: s.spareRef(), merged: s.spareRef()}
+	s.size = 0
+	done := make(chan error, 1)
+	s.bgRecs, s.bg = &recs, done
+	go func() {
+		recs.sort()
+		err := recs.writeRun(name)
+		if err != nil {
+			err = fmt.Errorf("cannot spill %s records to %s: %w", s.what, name, err)
+		}
+		done <- err
+	}()
+	return nil
+}
+
+// spareRef returns an emptied reference array, or nil.
+func (s *recordSorter) spareRef() []recordRef {
+	k := len(s.spareRefs)
+	if k == 0 {
+		return nil
+	}
+	r := s.spareRefs[k-1]
+	s.spareRefs = s.spareRefs[:k-1]
+	return r[:0]
+}
+
+// wait waits for the background spill, if one runs, and takes its blocks
+// back.
+func (s *recordSorter) wait() error {
+	if s.bg == nil {
+		return nil
+	}
+	err := <-s.bg
+	s.bg = nil
+	s.reuse(s.bgRecs)
+	s.bgRecs = nil
+	return err
+}
+
+// reuse empties m and keeps its blocks and reference arrays for the
+// records that come next.
+func (s *recordSorter) reuse(m *memRecords) {
+	for _, b := range m.blocks {
 		if cap(b) == sorterBlock {
 			s.spare = append(s.spare, b[:0])
 		}
 	}
-	s.blocks, s.refs, s.size = s.blocks[:0], s.refs[:0], 0
-}
-
-// spilled reports whether a run was written; a caller that is done adding
-// then spills the rest too (flush), so that it holds no memory while the
-// next input is read.
-func (s *recordSorter) spilled() bool { return len(s.runs) > 0 }
-
-// release spills what memory holds if anything was spilled before, and
-// frees the blocks.
-func (s *recordSorter) release() error {
-	if !s.spilled() {
-		return nil
+	if m == &s.memRecords {
+		s.blocks, s.refs, s.size = s.blocks[:0], s.refs[:0], 0
+		return
 	}
-	err := s.spill()
-	s.blocks, s.spare, s.refs, s.merged = nil, nil, nil, nil
-	return err
+	for _, r := range [][]recordRef{m.refs, m.merged} {
+		if cap(r) > 0 {
+			s.spareRefs = append(s.spareRefs, r[:0])
+		}
+	}
+	*m = memRecords{}
 }
+
+// spilled reports whether a run was written (or is being written).
+func (s *recordSorter) spilled() bool { return len(s.runs) > 0 }
 
 // A run file is an S2-compressed stream of records sorted by key, each a
 // uvarint key length, the key, a uvarint payload length and the payload.
-func (s *recordSorter) writeRun(name string) error {
+func (m *memRecords) writeRun(name string) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -213,13 +298,13 @@ func (s *recordSorter) writeRun(name string) error {
 	zw := s2.NewWriter(f)
 	bw := bufio.NewWriterSize(zw, 1<<16)
 	var tmp [2 * binary.MaxVarintLen64]byte
-	for _, r := range s.refs {
+	for _, r := range m.refs {
 		n := binary.PutUvarint(tmp[:], uint64(r.klen))
 		bw.Write(tmp[:n])
-		bw.Write(s.key(r))
+		bw.Write(m.key(r))
 		n = binary.PutUvarint(tmp[:], uint64(r.plen))
 		bw.Write(tmp[:n])
-		bw.Write(s.payload(r))
+		bw.Write(m.payload(r))
 	}
 	err = bw.Flush()
 	if err == nil {
@@ -228,10 +313,11 @@ func (s *recordSorter) writeRun(name string) error {
 	return errors.Join(err, f.Close())
 }
 
-// remove drops everything and removes the run files. It is safe to call
-// more than once.
+// remove drops everything and removes the run files, once the background
+// spill is done. It is safe to call more than once.
 func (s *recordSorter) remove() {
-	s.blocks, s.spare, s.refs, s.merged = nil, nil, nil, nil
+	s.wait()
+	s.memRecords, s.spare, s.spareRefs = memRecords{}, nil, nil
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 		s.dir = ""
@@ -242,7 +328,11 @@ func (s *recordSorter) remove() {
 // merge calls fn once a key, in key order, with the key's payloads in the
 // order they were added. key and payloads are valid only during the call.
 func (s *recordSorter) merge(fn func(key []byte, payloads [][]byte) error) error {
-	s.sort()
+	if err := s.wait(); err != nil {
+		return err
+	}
+	s.spare, s.spareRefs = nil, nil // no more records come
+	s.memRecords.sort()
 	var group [][]byte
 	if len(s.runs) == 0 {
 		for i := 0; i < len(s.refs); {
@@ -272,7 +362,7 @@ func (s *recordSorter) merge(fn func(key []byte, payloads [][]byte) error) error
 		}
 		srcs = append(srcs, &mergeSource{run: r})
 	}
-	srcs = append(srcs, &mergeSource{mem: s})
+	srcs = append(srcs, &mergeSource{mem: &s.memRecords})
 	var h mergeHeap
 	for i, src := range srcs {
 		src.index = i
@@ -314,7 +404,7 @@ func (s *recordSorter) merge(fn func(key []byte, payloads [][]byte) error) error
 // in memory.
 type mergeSource struct {
 	run          *sortedRun
-	mem          *recordSorter
+	mem          *memRecords
 	pos          int
 	index        int // sources at the same key come out by index: runs in spill order, memory last
 	key, payload []byte

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kwdata/kwdata/lake"
 )
 
 // TestRecordSorterOrder checks the sorter against a stable sort: keys in
@@ -29,7 +33,8 @@ func TestRecordSorterOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.budget < 1<<30 && len(s.runs) < 2 {
+			// Past the first spill, the runs are written in the background.
+			if tc.budget < 1<<30 && len(s.runs) < 3 {
 				t.Fatalf("spilled %d runs; want several", len(s.runs))
 			}
 			want := slices.Clone(recs)
@@ -51,5 +56,44 @@ func TestRecordSorterOrder(t *testing.T) {
 				t.Fatalf("merge: %v after %d of %d records", err, i, len(want))
 			}
 		})
+	}
+}
+
+// TestRecordSorterBackgroundSpillFails: a run that cannot be written in
+// the background fails the next spill or the merge with its name, and
+// remove still leaves nothing behind.
+func TestRecordSorterBackgroundSpillFails(t *testing.T) {
+	data := t.TempDir()
+	s := newRecordSorter(data, "t-", "test", 1<<16)
+	defer s.remove()
+	add := func(n int) error {
+		for i := range n {
+			if err := s.add(fmt.Appendf(nil, "keyword %d", i%977), []byte("payload")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// The first spill is written at once, the ones after it in the
+	// background.
+	for !s.spilled() {
+		if err := add(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The runs' folder is gone: every background spill from now on fails.
+	if err := os.RemoveAll(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	err := add(1 << 14)
+	if err == nil {
+		err = s.merge(func([]byte, [][]byte) error { return nil })
+	}
+	if err == nil || !strings.Contains(err.Error(), "cannot spill test records to "+filepath.Join(s.dir, "run-00001")) {
+		t.Fatalf("err = %v; want the failed spill of run-00001", err)
+	}
+	s.remove()
+	if left, _ := os.ReadDir(lake.StagingDir(data)); len(left) > 0 {
+		t.Errorf("staging folder holds %s after remove", left[0].Name())
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // MaxBadRows is the number of bad rows a Report lists; all are counted.
@@ -53,14 +55,16 @@ type Options struct {
 	USDRate map[string]float64
 	// Logger receives one line per file and one summary. Default: discard.
 	Logger *slog.Logger
-	// Progress, when set, is called from the reading goroutine as input is
-	// read, with the bytes read so far and the total size of the stage's
-	// files. Default: none.
+	// Progress, when set, is called as input is read, with the stage of
+	// the file being read and the bytes read so far and the total size of
+	// every input file of the run: the planner exports and the SERPs are
+	// read at once, so the two stages' calls interleave. Calls come from
+	// the reading goroutines, one at a time. Default: none.
 	Progress func(stage string, done, total int64)
 
-	// spillBytes bounds the SERPs, and the keyword records, held in memory
-	// before they are sorted to disk (0: DefaultSpillBytes for SERPs, two
-	// thirds of it for keyword records). Tests lower it to exercise the
+	// spillBytes bounds the SERPs and the keyword records held in memory
+	// before they are sorted to disk, divided between them by
+	// spillBudgets (0: DefaultSpillBytes). Tests lower it to exercise the
 	// merge.
 	spillBytes int
 }
@@ -137,11 +141,18 @@ func (r *Report) addBad(b BadRow) {
 // Run ingests the planner exports and SERP JSONL files of opt into the lake:
 // the keywords partition when PlannerCSV is given, the serps partition when
 // SERPJSONL is, each written atomically. Every file is parsed before
-// anything is written: if one is rejected whole (not the expected format, a
-// currency without a rate, bad rows and no good one, a read error, ctx
+// anything is published: if one is rejected whole (not the expected format,
+// a currency without a rate, bad rows and no good one, a read error, ctx
 // done), Run writes nothing and returns the error with the report so far.
-// Otherwise bad rows do not fail the run; they are in the report. Should writing the serps partition fail, the
-// keywords partition written just before stays.
+// Otherwise bad rows do not fail the run; they are in the report, the
+// planner exports' first. Both partitions are written to the staging
+// folder before either is published; should publishing the serps
+// partition fail, the keywords partition published just before stays.
+//
+// The planner exports are read, sorted and written to the staging folder
+// on a goroutine of their own while the SERPs are parsed: the planner
+// parse is serial, and in turn with the SERPs it left a core idle for as
+// long as it took.
 func Run(ctx context.Context, opt Options) (Report, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
@@ -150,48 +161,55 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	log := opt.Logger.With("country", opt.Country, "date", opt.Date)
 	rep := Report{Country: strings.ToUpper(opt.Country), Date: opt.Date}
 	start := time.Now()
-
-	// Both partitions are sorted on disk past opt.spillBytes each, so that
-	// a country of tens of millions of keywords fits in a few GiB.
-	keywords := newKeywordWriter(opt.Data, opt.Country, opt.Date, opt.spillBytes)
-	defer keywords.abort()
-	if len(opt.PlannerCSV) > 0 {
-		src := 0
-		err := eachFile(ctx, opt.PlannerCSV, StagePlanner, opt.Progress, func(r io.Reader, name string) error {
-			fb := fileBad{add: rep.addBad}
-			st, empty, err := parsePlanner(r, name, opt.USDRate, fb.bad, func(rec *kw.KeywordRecord) error {
-				return keywords.add(rec, src)
-			})
-			if err == nil {
-				err = fb.refuse(name, st)
-			}
-			if err != nil {
-				return err
-			}
-			keywords.dropMonths(src, empty)
-			src++
-			rep.KeywordRows += st.Records
-			rep.Summaries += st.Summaries
-			log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad, "summaries", st.Summaries)
-			if len(st.MissingColumns) > 0 {
-				log.Warn("planner export lacks columns; their fields stay null", "file", name, "columns", st.MissingColumns)
-			}
-			return nil
-		})
-		if err == nil {
-			// Once keywords went to disk, the rest follows them, so that
-			// their memory is free for the SERPs.
-			err = keywords.sorter.release()
-		}
-		if err != nil {
-			return rep, err
-		}
+	prog, err := newRunProgress(opt.Progress, opt.PlannerCSV, opt.SERPJSONL)
+	if err != nil {
+		return rep, err
 	}
 
-	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, opt.spillBytes)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		firstErr  error
+		firstOnce sync.Once
+	)
+	// fail keeps the first error and stops the other goroutine, whose own
+	// error is then only the cancellation.
+	fail := func(err error) error {
+		firstOnce.Do(func() { firstErr = err; cancel() })
+		return err
+	}
+
+	// Both partitions are sorted on disk past their budgets, so that a
+	// country of tens of millions of keywords fits in a few GiB; when both
+	// are read at once, the keywords take a share of the SERPs' budget.
+	serpBudget, keywordBudget := spillBudgets(opt.spillBytes, len(opt.PlannerCSV) > 0, len(opt.SERPJSONL) > 0)
+	var (
+		krep    Report
+		kres    WriteResult
+		pending *lake.Writer[kw.KeywordRecord] // the keywords partition, written, not yet published
+		wg      sync.WaitGroup
+	)
+	defer func() {
+		if pending != nil {
+			pending.Abort()
+		}
+	}()
+	if len(opt.PlannerCSV) > 0 {
+		wg.Go(func() {
+			var err error
+			kres, pending, err = ingestKeywords(ctx, opt, keywordBudget, &krep, prog, log)
+			if err != nil {
+				fail(err)
+				return
+			}
+			log.Debug("wrote keywords to staging", "keywords", kres.Keywords, "elapsed", time.Since(start).Round(time.Millisecond))
+		})
+	}
+
+	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, serpBudget)
 	defer serps.Abort()
 	if len(opt.SERPJSONL) > 0 {
-		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, opt.Progress, func(r io.Reader, name string) error {
+		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, prog, func(r io.Reader, name string) error {
 			var spillErr error
 			fb := fileBad{add: rep.addBad}
 			st, err := parseEncodedSERPs(r, name, opt.Country, func(keyword, rows []byte) {
@@ -216,28 +234,120 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			return nil
 		})
 		if err != nil {
-			return rep, err
+			fail(err)
+		} else {
+			log.Debug("read SERPs", "elapsed", time.Since(start).Round(time.Millisecond))
 		}
+	}
+	// The SERPs are written to the staging folder while the keywords may
+	// still be: the merge and the encoders have the cores to themselves
+	// only once the planner exports are done.
+	var (
+		sres  WriteResult
+		slake *lake.SERPWriter
+	)
+	if len(opt.SERPJSONL) > 0 {
+		var err error
+		if err = ctx.Err(); err == nil {
+			sres, slake, err = serps.write(ctx)
+		}
+		if err != nil {
+			fail(err) // after a failure of the keywords, theirs stays the error
+		} else {
+			defer slake.Abort()
+			log.Debug("wrote SERPs to staging", "elapsed", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	wg.Wait()
+	rep = mergeReports(krep, rep)
+	if firstErr != nil {
+		return rep, firstErr
 	}
 
-	if len(opt.PlannerCSV) > 0 {
-		res, err := keywords.commit(ctx)
+	if pending != nil {
+		err := pending.Commit()
+		pending = nil
 		if err != nil {
-			return rep, err
+			return rep, fmt.Errorf("cannot write keywords of %s: %w", opt.Country, err)
 		}
-		rep.Keywords, rep.Duplicates = res.Keywords, res.Duplicates
+		rep.Keywords, rep.Duplicates = kres.Keywords, kres.Duplicates
 	}
-	if len(opt.SERPJSONL) > 0 {
-		res, err := serps.Commit(ctx)
-		if err != nil {
-			return rep, err
+	if slake != nil {
+		if err := slake.Commit(); err != nil {
+			return rep, fmt.Errorf("cannot write SERPs of %s: %w", opt.Country, err)
 		}
-		rep.SERPs, rep.SERPRows, rep.SERPDuplicates = res.Keywords, res.Rows, res.Duplicates
+		rep.SERPs, rep.SERPRows, rep.SERPDuplicates = sres.Keywords, sres.Rows, sres.Duplicates
 	}
 	log.Info("ingested", "keywords", rep.Keywords, "duplicates", rep.Duplicates,
 		"serps", rep.SERPs, "serp_rows", rep.SERPRows, "bad", rep.BadCount,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return rep, nil
+}
+
+// spillBudgets divides the memory budget (0: DefaultSpillBytes) between
+// the SERPs and the keyword records of a run. Alone, the SERPs take all of
+// it and the keyword records two thirds (their reader leaves more garbage
+// for the collector); read at once, the keyword records take a sixth and
+// the SERPs the rest, so that the two never hold more than one budget.
+func spillBudgets(total int, planner, serps bool) (serpBytes, keywordBytes int) {
+	if total <= 0 {
+		total = DefaultSpillBytes
+	}
+	if planner && serps {
+		return total - total/6, max(total/6, 1)
+	}
+	return total, max(total*2/3, 1)
+}
+
+// ingestKeywords reads the planner exports of opt into a keywordWriter
+// and writes the keywords partition into the staging folder; the caller
+// publishes it (Commit) or drops it (Abort). rep gets the planner rows'
+// counts and bad rows.
+func ingestKeywords(ctx context.Context, opt Options, budget int, rep *Report, prog *runProgress, log *slog.Logger) (WriteResult, *lake.Writer[kw.KeywordRecord], error) {
+	keywords := newKeywordWriter(opt.Data, opt.Country, opt.Date, budget)
+	defer keywords.abort()
+	src := 0
+	err := eachFile(ctx, opt.PlannerCSV, StagePlanner, prog, func(r io.Reader, name string) error {
+		fb := fileBad{add: rep.addBad}
+		st, empty, err := parsePlanner(r, name, opt.USDRate, fb.bad, func(rec *kw.KeywordRecord) error {
+			return keywords.add(rec, src)
+		})
+		if err == nil {
+			err = fb.refuse(name, st)
+		}
+		if err != nil {
+			return err
+		}
+		keywords.dropMonths(src, empty)
+		src++
+		rep.KeywordRows += st.Records
+		rep.Summaries += st.Summaries
+		log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad, "summaries", st.Summaries)
+		if len(st.MissingColumns) > 0 {
+			log.Warn("planner export lacks columns; their fields stay null", "file", name, "columns", st.MissingColumns)
+		}
+		return nil
+	})
+	if err != nil {
+		return WriteResult{}, nil, err
+	}
+	return keywords.write(ctx)
+}
+
+// mergeReports returns the report of a run from the planner exports'
+// part and the SERPs' part (which holds the country and date): the
+// planner's bad rows come first, as they did when the files were read one
+// after the other.
+func mergeReports(planner, serps Report) Report {
+	r := serps
+	r.KeywordRows, r.Summaries = planner.KeywordRows, planner.Summaries
+	r.Bad = append(planner.Bad[:len(planner.Bad):len(planner.Bad)], serps.Bad...)
+	r.Bad = r.Bad[:min(len(r.Bad), MaxBadRows)]
+	if len(r.Bad) == 0 {
+		r.Bad = nil
+	}
+	r.BadCount = planner.BadCount + serps.BadCount
+	return r
 }
 
 // fileBad passes one file's bad rows on to the report and remembers the
@@ -271,20 +381,9 @@ func (f *fileBad) refuse(name string, st ParseStats) error {
 }
 
 // eachFile opens each file in turn and hands it to fn through a reader that
-// reports progress over all files of the stage and stops on ctx.
-func eachFile(ctx context.Context, names []string, stage string, progress func(string, int64, int64), fn func(io.Reader, string) error) error {
-	var total int64
-	for _, name := range names {
-		st, err := os.Stat(name)
-		if err != nil {
-			return fmt.Errorf("cannot open %s: %w", name, err)
-		}
-		if st.IsDir() {
-			return fmt.Errorf("cannot read %s: it is a folder, want a file", name)
-		}
-		total += st.Size()
-	}
-	pr := &progressReader{ctx: ctx, stage: stage, total: total, fn: progress}
+// reports progress and stops on ctx.
+func eachFile(ctx context.Context, names []string, stage string, prog *runProgress, fn func(io.Reader, string) error) error {
+	pr := &progressReader{ctx: ctx, stage: stage, prog: prog}
 	for _, name := range names {
 		f, err := os.Open(name)
 		if err != nil {
@@ -297,19 +396,67 @@ func eachFile(ctx context.Context, names []string, stage string, progress func(s
 			return err
 		}
 	}
-	pr.report(true)
+	pr.flush(true)
 	return nil
+}
+
+// inputSize returns the total size of files, or an error naming the first
+// that is missing or a folder.
+func inputSize(names []string) (int64, error) {
+	var total int64
+	for _, name := range names {
+		st, err := os.Stat(name)
+		if err != nil {
+			return 0, fmt.Errorf("cannot open %s: %w", name, err)
+		}
+		if st.IsDir() {
+			return 0, fmt.Errorf("cannot read %s: it is a folder, want a file", name)
+		}
+		total += st.Size()
+	}
+	return total, nil
+}
+
+// runProgress adds up the bytes read of every input file of a run, read
+// by one goroutine a stage, and passes the sums on to Options.Progress,
+// one call at a time, so that a caller shows one bar for the whole run.
+type runProgress struct {
+	mu          sync.Mutex
+	fn          func(stage string, done, total int64)
+	done, total int64
+}
+
+func newRunProgress(fn func(string, int64, int64), planner, serps []string) (*runProgress, error) {
+	a, err := inputSize(planner)
+	if err != nil {
+		return nil, err
+	}
+	b, err := inputSize(serps)
+	if err != nil {
+		return nil, err
+	}
+	return &runProgress{fn: fn, total: a + b}, nil
+}
+
+// add counts n more bytes read by stage and reports the sums.
+func (p *runProgress) add(stage string, n int64) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	p.fn(stage, p.done, max(p.total, p.done))
 }
 
 // progressReader stops reading once ctx is done and reports bytes read,
 // at most once a progressStep.
 type progressReader struct {
-	ctx         context.Context
-	r           io.Reader
-	stage       string
-	done, total int64
-	last        int64
-	fn          func(stage string, done, total int64)
+	ctx     context.Context
+	r       io.Reader
+	stage   string
+	pending int64 // read, not yet reported
+	prog    *runProgress
 }
 
 const progressStep = 4 << 20
@@ -319,14 +466,14 @@ func (p *progressReader) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	n, err := p.r.Read(b)
-	p.done += int64(n)
-	p.report(false)
+	p.pending += int64(n)
+	p.flush(false)
 	return n, err
 }
 
-func (p *progressReader) report(final bool) {
-	if p.fn != nil && (final || p.done-p.last >= progressStep) {
-		p.last = p.done
-		p.fn(p.stage, p.done, max(p.total, p.done))
+func (p *progressReader) flush(final bool) {
+	if final || p.pending >= progressStep {
+		p.prog.add(p.stage, p.pending)
+		p.pending = 0
 	}
 }

@@ -32,7 +32,8 @@ type keywordWriter struct {
 // keywordSpillBytes is the default budget of a keywordWriter: two thirds
 // of the SERPs', because the planner reader leaves more garbage behind
 // than the SERP parser (a string a line, numbers and months in blocks),
-// which the garbage collector lets grow to about the live heap.
+// which the garbage collector lets grow to about the live heap. Run
+// gives it less when the SERPs are read at once (spillBudgets).
 const keywordSpillBytes = DefaultSpillBytes * 2 / 3
 
 func newKeywordWriter(data, country, date string, spillBytes int) *keywordWriter {
@@ -62,14 +63,27 @@ func (w *keywordWriter) dropMonths(src int, months map[string]bool) {
 // commit writes the partition, atomically, replacing one of the same
 // date, and removes the run files.
 func (w *keywordWriter) commit(ctx context.Context) (WriteResult, error) {
+	res, lw, err := w.write(ctx)
+	if err != nil {
+		return res, err
+	}
+	if err := lw.Commit(); err != nil {
+		return res, fmt.Errorf("cannot write keywords of %s: %w", w.country, err)
+	}
+	return res, nil
+}
+
+// write writes the partition into the staging folder and removes the run
+// files; the caller publishes the partition (Commit) or drops it (Abort).
+func (w *keywordWriter) write(ctx context.Context) (WriteResult, *lake.Writer[kw.KeywordRecord], error) {
 	defer w.abort()
 	var res WriteResult
 	if w.err != nil {
-		return res, w.err
+		return res, nil, w.err
 	}
 	lw, err := lake.Create[kw.KeywordRecord](w.data, kw.DatasetKeywords, w.country, w.date)
 	if err != nil {
-		return res, fmt.Errorf("cannot write keywords of %s: %w", w.country, err)
+		return res, nil, fmt.Errorf("cannot write keywords of %s: %w", w.country, err)
 	}
 	bw := newBatchWriter(ctx, func(recs []kw.KeywordRecord) error {
 		if err := lw.Write(recs...); err != nil {
@@ -115,13 +129,10 @@ func (w *keywordWriter) commit(ctx context.Context) (WriteResult, error) {
 	err = errors.Join(err, bw.close())
 	if err != nil {
 		lw.Abort()
-		return res, err
-	}
-	if err := lw.Commit(); err != nil {
-		return res, fmt.Errorf("cannot write keywords of %s: %w", w.country, err)
+		return res, nil, err
 	}
 	res.Rows = res.Keywords
-	return res, nil
+	return res, lw, nil
 }
 
 // abort drops what was added and removes the run files.

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -23,6 +24,16 @@ func writeFile(tb testing.TB, dir, name string, content []byte) string {
 	return p
 }
 
+// fileSize returns the size of a file, failing the test on error.
+func fileSize(tb testing.TB, name string) int64 {
+	tb.Helper()
+	st, err := os.Stat(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
+}
+
 // readPartition reads a partition back, failing the test on error.
 func readPartition[T any](tb testing.TB, data, dataset, country, date string) []T {
 	tb.Helper()
@@ -35,16 +46,18 @@ func readPartition[T any](tb testing.TB, data, dataset, country, date string) []
 
 func TestRun(t *testing.T) {
 	data := t.TempDir()
-	var stages []string
+	stages := map[string]bool{}
+	var lastDone, lastTotal int64
 	rep, err := Run(context.Background(), Options{
 		Data: data, Date: "2026-03-01", Country: "US",
 		PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"},
 		SERPJSONL:  []string{"testdata/serps.jsonl"},
 		Progress: func(stage string, done, total int64) {
-			if done > total {
-				t.Errorf("progress %d of %d", done, total)
+			if done > total || done < lastDone {
+				t.Errorf("progress %d of %d after %d", done, total, lastDone)
 			}
-			stages = append(stages, stage)
+			stages[stage] = true
+			lastDone, lastTotal = done, total
 		},
 	})
 	if err != nil {
@@ -71,8 +84,12 @@ func TestRun(t *testing.T) {
 	if !reflect.DeepEqual(lines, wantLines) {
 		t.Errorf("bad rows\n got %q\nwant %q", lines, wantLines)
 	}
-	if len(stages) < 2 || stages[0] != StagePlanner || stages[len(stages)-1] != StageSERPs {
-		t.Errorf("progress stages = %q", stages)
+	if !stages[StagePlanner] || !stages[StageSERPs] || len(stages) != 2 {
+		t.Errorf("progress stages = %v, want %s and %s", stages, StagePlanner, StageSERPs)
+	}
+	// One bar for the run: the sums over both stages' files.
+	if want := fileSize(t, "testdata/keyword-planner-utf16le.csv") + fileSize(t, "testdata/serps.jsonl"); lastDone != want || lastTotal != want {
+		t.Errorf("last progress %d of %d, want %d of %d", lastDone, lastTotal, want, want)
 	}
 
 	keywords := readPartition[kw.KeywordRecord](t, data, kw.DatasetKeywords, "us", "2026-03-01")
@@ -133,6 +150,10 @@ func TestRunRefusesWholeFiles(t *testing.T) {
 	}{
 		{"SERP file of the wrong format", Options{SERPJSONL: []string{good, csvAsJSONL}},
 			csvAsJSONL + `: not SERP JSONL: expected one JSON object a line like {"keyword": ..., "country": ..., "results": [{"rank": 1, "url": ...}]}`},
+		// The keywords partition, written beside the SERPs' parse, is
+		// not published.
+		{"SERP file of the wrong format beside a good planner export", Options{PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"}, SERPJSONL: []string{csvAsJSONL}},
+			csvAsJSONL + `: not SERP JSONL`},
 		{"planner file of the wrong format", Options{PlannerCSV: []string{jsonlAsPlanner}, SERPJSONL: []string{good}},
 			jsonlAsPlanner + `: not a Keyword Planner export: expected a header row with a "Keyword" column (tab-separated, UTF-16 or UTF-8)`},
 		{"currency without a rate", Options{PlannerCSV: []string{eur}, SERPJSONL: []string{good}}, "--usd-rate EUR=RATE"},
@@ -163,6 +184,9 @@ func TestRunRefusesWholeFiles(t *testing.T) {
 					t.Errorf("%s partition exists after a refused run (err %v)", ds, err)
 				}
 			}
+			if left, _ := os.ReadDir(lake.StagingDir(data)); len(left) > 0 {
+				t.Errorf("staging folder holds %d entries after a refused run, first %s", len(left), left[0].Name())
+			}
 		})
 	}
 
@@ -189,6 +213,33 @@ func TestRunCanceled(t *testing.T) {
 	}
 	if _, err := lake.Read[kw.SERPRow](data, kw.DatasetSERPs, "us", "2026-03-01"); !errors.Is(err, lake.ErrNoPartition) {
 		t.Errorf("canceled run wrote a partition (err %v)", err)
+	}
+}
+
+// A run canceled once every file is read, as the partitions are written,
+// publishes neither and leaves no staging files.
+func TestRunCanceledAfterReading(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := t.TempDir()
+	_, err := Run(ctx, Options{Data: data, Date: "2026-03-01", Country: "us",
+		PlannerCSV: []string{"testdata/keyword-planner-utf16le.csv"},
+		SERPJSONL:  []string{"testdata/serps.jsonl"},
+		Progress: func(_ string, done, total int64) {
+			if done == total {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	for _, ds := range []string{kw.DatasetKeywords, kw.DatasetSERPs} {
+		if _, err := lake.Read[kw.SERPRow](data, ds, "us", "2026-03-01"); !errors.Is(err, lake.ErrNoPartition) {
+			t.Errorf("canceled run wrote the %s partition (err %v)", ds, err)
+		}
+	}
+	if left, _ := os.ReadDir(lake.StagingDir(data)); len(left) > 0 {
+		t.Errorf("staging folder holds %s after a canceled run", left[0].Name())
 	}
 }
 
@@ -321,5 +372,29 @@ func TestRunRefusesFilesWithoutGoodRows(t *testing.T) {
 				t.Errorf("serps partition has %d rows, want %d", n, tt.serps)
 			}
 		})
+	}
+}
+
+// TestSpillBudgets: read at once, the SERPs and the keyword records never
+// hold more than one budget between them.
+func TestSpillBudgets(t *testing.T) {
+	for _, tt := range []struct {
+		total              int
+		planner, serps     bool
+		wantSERP, wantKeys int
+	}{
+		{0, true, true, DefaultSpillBytes - DefaultSpillBytes/6, DefaultSpillBytes / 6},
+		{0, false, true, DefaultSpillBytes, keywordSpillBytes},
+		{0, true, false, DefaultSpillBytes, keywordSpillBytes},
+		{600, true, true, 500, 100},
+		{1, true, true, 1, 1},
+	} {
+		s, k := spillBudgets(tt.total, tt.planner, tt.serps)
+		if s != tt.wantSERP || k != tt.wantKeys {
+			t.Errorf("spillBudgets(%d, %v, %v) = %d, %d; want %d, %d", tt.total, tt.planner, tt.serps, s, k, tt.wantSERP, tt.wantKeys)
+		}
+		if total := cmp.Or(tt.total, DefaultSpillBytes); tt.planner && tt.serps && s+k > max(total, 2) {
+			t.Errorf("spillBudgets(%d): %d + %d is more than the budget", tt.total, s, k)
+		}
 	}
 }

@@ -19,7 +19,10 @@ import (
 // of the keyword), held in large blocks the garbage collector does not
 // scan. The 1M-keyword sample's SERPs (19.2M rows, 1.49 GB encoded) then
 // never reach the disk, and a country of 10M keywords (192M rows) takes
-// ten runs, S2-compressed to about an eighth of their JSONL.
+// about twenty runs (the first at the budget, the rest at half of it,
+// spilled while the other half fills), S2-compressed to about an eighth
+// of their JSONL. Read beside planner exports, the SERPs get five sixths
+// of it (spillBudgets).
 const DefaultSpillBytes = 3 << 29
 
 // SERPWriter writes the serps partition of one country and date from SERPs
@@ -203,14 +206,27 @@ func decodeSERP(keyword string, p []byte) ([]kw.SERPRow, error) {
 // Commit writes the partition, atomically, replacing one of the same date,
 // and removes the run files.
 func (w *SERPWriter) Commit(ctx context.Context) (WriteResult, error) {
+	res, lw, err := w.write(ctx)
+	if err != nil {
+		return res, err
+	}
+	if err := lw.Commit(); err != nil {
+		return res, fmt.Errorf("cannot write SERPs of %s: %w", w.country, err)
+	}
+	return res, nil
+}
+
+// write writes the partition into the staging folder and removes the run
+// files; the caller publishes the partition (Commit) or drops it (Abort).
+func (w *SERPWriter) write(ctx context.Context) (WriteResult, *lake.SERPWriter, error) {
 	defer w.Abort()
 	var res WriteResult
 	if w.err != nil {
-		return res, w.err
+		return res, nil, w.err
 	}
 	lw, err := lake.CreateSERPs(w.data, w.country, w.date)
 	if err != nil {
-		return res, fmt.Errorf("cannot write SERPs of %s: %w", w.country, err)
+		return res, nil, fmt.Errorf("cannot write SERPs of %s: %w", w.country, err)
 	}
 	err = w.sorter.merge(func(key []byte, payloads [][]byte) error {
 		if res.Keywords%4096 == 0 {
@@ -248,12 +264,12 @@ func (w *SERPWriter) Commit(ctx context.Context) (WriteResult, error) {
 	}
 	if err != nil {
 		lw.Abort()
-		return res, err
+		return res, nil, err
 	}
-	if err := lw.Commit(); err != nil {
-		return res, fmt.Errorf("cannot write SERPs of %s: %w", w.country, err)
+	if err := lw.Finish(); err != nil {
+		return res, nil, fmt.Errorf("cannot write SERPs of %s: %w", w.country, err)
 	}
-	return res, nil
+	return res, lw, nil
 }
 
 // Abort drops what was added and removes the run files. It is safe to call

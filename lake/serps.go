@@ -39,6 +39,8 @@ type SERPWriter struct {
 	cerr    error
 	closed  bool
 	err     error
+
+	finished bool // Finish succeeded; only Commit or Abort is left
 }
 
 // serpGroup is one row group on its way through the writer.
@@ -231,9 +233,14 @@ func (sw *SERPWriter) stop() error {
 	return sw.cerr
 }
 
-// Commit finishes the partition and renames it into place, as
-// Writer.Commit does.
-func (sw *SERPWriter) Commit() error {
+// Finish writes the last row group and closes the files without
+// publishing the partition: Commit publishes it, Abort drops it. It
+// lets a caller write a partition while the input of another is still
+// being checked. After an error the writer is aborted.
+func (sw *SERPWriter) Finish() error {
+	if sw.finished {
+		return nil
+	}
 	err := sw.err
 	if err == nil {
 		err = sw.flush()
@@ -246,6 +253,16 @@ func (sw *SERPWriter) Commit() error {
 	}
 	if err != nil {
 		sw.Abort()
+		return err
+	}
+	sw.finished = true
+	return nil
+}
+
+// Commit finishes the partition (Finish) and renames it into place, as
+// Writer.Commit does.
+func (sw *SERPWriter) Commit() error {
+	if err := sw.Finish(); err != nil {
 		return err
 	}
 	return sw.w.Commit()

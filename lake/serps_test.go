@@ -109,3 +109,47 @@ func TestSERPWriterAbort(t *testing.T) {
 		t.Errorf("staging holds %q", left)
 	}
 }
+
+// Finish writes the files but publishes nothing: Abort after it leaves
+// the lake as it was, Commit after it publishes every row.
+func TestSERPWriterFinish(t *testing.T) {
+	for _, then := range []string{"abort", "commit"} {
+		t.Run(then, func(t *testing.T) {
+			data := t.TempDir()
+			sw, err := CreateSERPs(data, "us", "2026-03-01")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := randomSERPRows(rowsPerGroup + 10)
+			for _, r := range rows {
+				if err := sw.Add([]byte(r.Keyword), r.Rank, []byte(r.URL), []byte(r.URLKey)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sw.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			part := kw.PartitionDir(data, kw.DatasetSERPs, "us", "2026-03-01")
+			if _, err := os.Stat(part); !os.IsNotExist(err) {
+				t.Fatalf("Finish published the partition: %v", err)
+			}
+			if then == "abort" {
+				sw.Abort()
+				if left, _ := filepath.Glob(filepath.Join(StagingDir(data), "*")); len(left) > 0 {
+					t.Errorf("staging holds %q", left)
+				}
+				return
+			}
+			if err := sw.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Read[kw.SERPRow](data, kw.DatasetSERPs, "us", "2026-03-01")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(rows) || got[len(got)-1] != rows[len(rows)-1] {
+				t.Errorf("read back %d rows, want %d, the last as written", len(got), len(rows))
+			}
+		})
+	}
+}

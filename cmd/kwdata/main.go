@@ -53,7 +53,8 @@ type Main struct {
 	// set. Nil leaves Logger's level as its maker chose it.
 	Level *slog.LevelVar
 	// Getenv resolves ${VAR} in configuration files and reads
-	// KWDATA_LOG_LEVEL; os.Getenv by default.
+	// KWDATA_LOG_LEVEL and GOMEMLIMIT (which replaces an ingest's soft
+	// memory limit); os.Getenv by default.
 	Getenv func(string) string
 	// Now is the clock of pipeline run dates and run history; time.Now
 	// when nil.
