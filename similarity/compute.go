@@ -95,6 +95,7 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	res.leader, res.overlap, res.leaders = e.cluster(fwd)
 	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
 		"same_intent_pairs", len(fwd)/3, "leaders", res.leaders,
+		"cut_keywords", e.cutKeywords.Load(), "cut_postings", e.cutPostings.Load(),
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
@@ -223,6 +224,9 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 	}
 	out.fwd = w.fwd
 	w.fwd = nil
+	e.cutKeywords.Add(w.cutKeywords)
+	e.cutPostings.Add(w.cutPostings)
+	w.cutKeywords, w.cutPostings = 0, 0
 	return out
 }
 
