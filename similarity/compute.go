@@ -92,9 +92,13 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	if err != nil {
 		return nil, err
 	}
+	pairs := 0
+	for _, f := range fwd {
+		pairs += len(f) / 3
+	}
 	res.leader, res.overlap, res.leaders = e.cluster(fwd)
 	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
-		"same_intent_pairs", len(fwd)/3, "leaders", res.leaders,
+		"same_intent_pairs", pairs, "leaders", res.leaders,
 		"cut_keywords", e.cutKeywords.Load(), "cut_postings", e.cutPostings.Load(),
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return res, nil
@@ -109,8 +113,9 @@ type batchOut struct {
 
 // stream computes all keywords on opt.Workers goroutines, in batches of
 // keywords in text order, and hands each batch's rows to emit in order; emit
-// must not keep the slice after it returns. It returns the same-intent follower pairs (k, c), flattened.
-func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) ([]uint32, error) {
+// must not keep the slice after it returns. It returns the same-intent
+// follower triples (k, c, overlap), flattened, one slice a batch.
+func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) ([][]uint32, error) {
 	opt := e.opt
 	bs := opt.BatchSize
 	nb := (e.n + bs - 1) / bs
@@ -161,7 +166,10 @@ func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) (
 		close(results)
 	}()
 	pending := map[int]batchOut{}
-	var fwd []uint32
+	// The batches' pairs stay in their own slices: appending them to one
+	// would copy them, and hold twice their size while it grows (at 10M
+	// keywords, about 70M pairs of 12 bytes).
+	var fwd [][]uint32
 	want, done := 0, 0
 	var err error
 	for out := range results {
@@ -179,7 +187,9 @@ func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) (
 				cancel()
 				break
 			}
-			fwd = append(fwd, o.fwd...)
+			if len(o.fwd) > 0 {
+				fwd = append(fwd, o.fwd)
+			}
 			select {
 			case free <- o.rows:
 			default:
@@ -231,25 +241,31 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 }
 
 // cluster runs the leader pass over the same-intent follower triples (k,
-// c, overlap) and returns each rank's leader rank, its overlap with the
-// leader (a leader's: its own URL count) and the number of leaders.
-func (e *engine) cluster(fwd []uint32) ([]uint32, []uint32, int) {
+// c, overlap), in slices, and returns each rank's leader rank, its overlap
+// with the leader (a leader's: its own URL count) and the number of
+// leaders. It drops the slices of fwd as it consumes them.
+func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 	n := e.n
 	off := make([]uint32, n+1)
-	for i := 0; i < len(fwd); i += 3 {
-		off[fwd[i]+1]++
+	for _, f := range fwd {
+		for i := 0; i < len(f); i += 3 {
+			off[f[i]+1]++
+		}
 	}
 	for k := 0; k < n; k++ {
 		off[k+1] += off[k]
 	}
-	adj := make([]uint32, len(fwd)/3)
-	ov := make([]uint32, len(fwd)/3)
+	adj := make([]uint32, off[n])
+	ov := make([]uint32, off[n])
 	fill := make([]uint32, n)
 	copy(fill, off[:n])
-	for i := 0; i < len(fwd); i += 3 {
-		adj[fill[fwd[i]]] = fwd[i+1]
-		ov[fill[fwd[i]]] = fwd[i+2]
-		fill[fwd[i]]++
+	for j, f := range fwd {
+		for i := 0; i < len(f); i += 3 {
+			adj[fill[f[i]]] = f[i+1]
+			ov[fill[f[i]]] = f[i+2]
+			fill[f[i]]++
+		}
+		fwd[j] = nil
 	}
 	const none = ^uint32(0)
 	leader := make([]uint32, n)
