@@ -386,6 +386,7 @@ type worker struct {
 	cnt16   []uint16
 	small   bool
 	touched []uint32
+	order   []uint32 // touched by count, highest first
 	hist    []int32
 	left    []uint64
 	top     []cand
@@ -507,40 +508,52 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 		}
 		rest = nil
 	}
-	// floor is a lower bound of the K-th overlap: K seen candidates have
-	// counted at least floor shared light URLs. A candidate whose bound
-	// (its count, the URLs left, k's hubs) stays below it ranks below K
-	// others; if it cannot be a follower either, nothing of it is read.
-	floor := int32(0)
-	seen := int32(0)
-	for x := len(hist) - 1; x >= 1 && hk < 255; x-- {
-		seen += hist[x]
-		if x == int(cnt[k]) {
-			seen--
-		}
-		if int(seen) >= K {
-			floor = int32(x)
-			break
-		}
+	// The candidates are taken by count, highest first (a counting sort of
+	// touched), so the top-K fills with its likely members first and its
+	// K-th entry bounds the rest early: once a count plus the URLs left
+	// plus k's hubs is below both that entry and the same-intent overlap,
+	// no later candidate can rank or follow and none of their data is read.
+	// A candidate is ranked with its exact overlap; counts only order and
+	// bound.
+	bk := hist
+	clear(bk)
+	for _, c := range touched {
+		bk[cnt[c]]++
+	}
+	pos := uint32(0)
+	for x := len(bk) - 1; x >= 1; x-- {
+		n := uint32(bk[x])
+		bk[x] = int32(pos)
+		pos += n
+	}
+	if cap(w.order) < len(touched) {
+		w.order = make([]uint32, len(touched), 2*len(touched))
+	}
+	order := w.order[:len(touched)]
+	for _, c := range touched {
+		x := cnt[c]
+		order[bk[x]] = c
+		bk[x]++
 	}
 	slack := int32(len(rest)) + hk
+	if hk >= 255 {
+		slack = math.MaxInt16 // "255 or more" bounds nothing
+	}
 	w.top = w.top[:0]
 	vk := e.vol[k]
-	// A candidate tied in overlap with the K-th entry w is strictly farther
-	// in volume, so ranks below w, when its log-volume step is more than
-	// tieSteps = |lv(w)-lv(k)|+6 away from k's. With ℓ(v) = 4·log₂ v, lv
-	// is ⌊ℓ⌋ give or take one for floating-point rounding, so ℓ lies in
-	// (lv-1, lv+2) and a distance |Δℓ| in (|Δlv|-3, |Δlv|+3); hence
-	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
-	// the current w (worstC).
 	worstC, tieSteps := ^uint32(0), int32(0)
-	for _, c := range touched {
+	for _, c := range order {
 		if c == k {
 			continue
 		}
 		o := int32(cnt[c])
-		if ub := o + slack; ub < floor && (ub < minO || c < k) {
-			continue
+		if ub := o + slack; len(w.top) == K && ub < w.top[K-1].o {
+			if ub < minO {
+				break
+			}
+			if c < k {
+				continue
+			}
 		}
 		if len(rest) > 0 {
 			o += e.sharedLight(c, rest)
