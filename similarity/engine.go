@@ -441,9 +441,10 @@ func (w *worker) isLight(c uint32) bool {
 // an unseen keyword tied at B could still win on closeness) and B is below
 // the same-intent overlap, no unseen keyword can rank or be a follower, so
 // the rest of the URLs (the frequent ones, where almost all the postings
-// are) create no candidates: the seen candidates' counts are finished by
-// intersecting their own light URLs with the URLs left, and the hub-only
-// search has nothing left to find.
+// are) create no candidates: the seen candidates' counts are finished,
+// by walking those postings for them only or by intersecting their own
+// light URLs with the URLs left, and the hub-only search has nothing left
+// to find.
 func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	e := w.e
 	W := e.w
@@ -541,6 +542,13 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	}
 	w.top = w.top[:0]
 	vk := e.vol[k]
+	// A candidate tied in overlap with the K-th entry w is strictly farther
+	// in volume, so ranks below w, when its log-volume step is more than
+	// tieSteps = |lv(w)-lv(k)|+6 away from k's. With ℓ(v) = 4·log₂ v, lv
+	// is ⌊ℓ⌋ give or take one for floating-point rounding, so ℓ lies in
+	// (lv-1, lv+2) and a distance |Δℓ| in (|Δlv|-3, |Δlv|+3); hence
+	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
+	// the current w (worstC).
 	worstC, tieSteps := ^uint32(0), int32(0)
 	for _, c := range order {
 		if c == k {
@@ -612,7 +620,10 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 }
 
 // walkFinish is how many postings walked cost about as much as one random
-// read of a seen candidate's light URLs.
+// read of a seen candidate's light URLs: on 100,000 of the 10M sample
+// keywords (one goroutine, two rounds), always intersecting took about
+// 1.6 times as long as always walking, and this ratio about as long as
+// walking.
 var walkFinish uint64 = 8
 
 // The ways to finish the counts after a cut that Options.finish can force.
