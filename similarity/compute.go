@@ -2,6 +2,8 @@ package similarity
 
 import (
 	"context"
+	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +97,15 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	pairs := 0
 	for _, f := range fwd {
 		pairs += len(f) / 3
+	}
+	// The leader pass and the intent rows need only the rank order, the
+	// texts and the URL counts. Dropping the postings and hub groups first,
+	// and collecting them at once on a large corpus, keeps them from
+	// setting the heap goal while the adjacency arrays are built: at 10M
+	// keywords that goal had reached 9 GB.
+	e.dropSearch()
+	if e.n >= 1<<20 {
+		debug.FreeOSMemory()
 	}
 	res.leader, res.overlap, res.leaders = e.cluster(fwd)
 	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
@@ -217,7 +228,7 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 	bs := e.opt.BatchSize
 	ks := e.byText[b*bs : min(e.n, (b+1)*bs)]
 	out := batchOut{b: b, rows: rows}
-	w.fwd = nil
+	w.fwd = w.fwd[:0]
 	minO := int32(e.opt.MinOverlap)
 	for _, k := range ks {
 		w.one(k)
@@ -232,8 +243,11 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 			})
 		}
 	}
-	out.fwd = w.fwd
-	w.fwd = nil
+	// A batch's pairs are kept until the leader pass: copied to their exact
+	// size, so the append slack of the worker's buffer is not kept with
+	// them (at 10M keywords, 164M pairs).
+	out.fwd = slices.Clone(w.fwd)
+	w.fwd = w.fwd[:0]
 	e.cutKeywords.Add(w.cutKeywords)
 	e.cutPostings.Add(w.cutPostings)
 	w.cutKeywords, w.cutPostings = 0, 0
@@ -288,6 +302,13 @@ func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 		}
 	}
 	return leader, overlap, leaders
+}
+
+// dropSearch releases what only the search for related keywords reads.
+func (e *engine) dropSearch() {
+	e.lURL, e.pOff, e.pKw = nil, nil, nil
+	e.gMask, e.gOff, e.gKw, e.hOff, e.hGrp = nil, nil, nil, nil, nil
+	e.meta, e.vol = nil, nil
 }
 
 // urlCount is the number of distinct URL keys of rank k's SERP: its light
