@@ -2,6 +2,8 @@ package similarity
 
 import (
 	"context"
+	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,9 +94,23 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	if err != nil {
 		return nil, err
 	}
+	pairs := 0
+	for _, f := range fwd {
+		pairs += len(f) / 3
+	}
+	// The leader pass and the intent rows need only the rank order, the
+	// texts and the URL counts. Dropping the postings and hub groups first,
+	// and collecting them at once on a large corpus, keeps them from
+	// setting the heap goal while the adjacency arrays are built: at 10M
+	// keywords that goal had reached 9 GB.
+	e.dropSearch()
+	if e.n >= 1<<20 {
+		debug.FreeOSMemory()
+	}
 	res.leader, res.overlap, res.leaders = e.cluster(fwd)
 	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
-		"same_intent_pairs", len(fwd)/3, "leaders", res.leaders,
+		"same_intent_pairs", pairs, "leaders", res.leaders,
+		"cut_keywords", e.cutKeywords.Load(), "cut_postings", e.cutPostings.Load(),
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
@@ -108,8 +124,9 @@ type batchOut struct {
 
 // stream computes all keywords on opt.Workers goroutines, in batches of
 // keywords in text order, and hands each batch's rows to emit in order; emit
-// must not keep the slice after it returns. It returns the same-intent follower pairs (k, c), flattened.
-func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) ([]uint32, error) {
+// must not keep the slice after it returns. It returns the same-intent
+// follower triples (k, c, overlap), flattened, one slice a batch.
+func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) ([][]uint32, error) {
 	opt := e.opt
 	bs := opt.BatchSize
 	nb := (e.n + bs - 1) / bs
@@ -160,7 +177,10 @@ func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) (
 		close(results)
 	}()
 	pending := map[int]batchOut{}
-	var fwd []uint32
+	// The batches' pairs stay in their own slices: appending them to one
+	// would copy them, and hold twice their size while it grows (at 10M
+	// keywords, about 70M pairs of 12 bytes).
+	var fwd [][]uint32
 	want, done := 0, 0
 	var err error
 	for out := range results {
@@ -178,7 +198,9 @@ func (e *engine) stream(ctx context.Context, emit func([]kw.RelatedRow) error) (
 				cancel()
 				break
 			}
-			fwd = append(fwd, o.fwd...)
+			if len(o.fwd) > 0 {
+				fwd = append(fwd, o.fwd)
+			}
 			select {
 			case free <- o.rows:
 			default:
@@ -206,7 +228,7 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 	bs := e.opt.BatchSize
 	ks := e.byText[b*bs : min(e.n, (b+1)*bs)]
 	out := batchOut{b: b, rows: rows}
-	w.fwd = nil
+	w.fwd = w.fwd[:0]
 	minO := int32(e.opt.MinOverlap)
 	for _, k := range ks {
 		w.one(k)
@@ -221,31 +243,43 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 			})
 		}
 	}
-	out.fwd = w.fwd
-	w.fwd = nil
+	// A batch's pairs are kept until the leader pass: copied to their exact
+	// size, so the append slack of the worker's buffer is not kept with
+	// them (at 10M keywords, 164M pairs).
+	out.fwd = slices.Clone(w.fwd)
+	w.fwd = w.fwd[:0]
+	e.cutKeywords.Add(w.cutKeywords)
+	e.cutPostings.Add(w.cutPostings)
+	w.cutKeywords, w.cutPostings = 0, 0
 	return out
 }
 
 // cluster runs the leader pass over the same-intent follower triples (k,
-// c, overlap) and returns each rank's leader rank, its overlap with the
-// leader (a leader's: its own URL count) and the number of leaders.
-func (e *engine) cluster(fwd []uint32) ([]uint32, []uint32, int) {
+// c, overlap), in slices, and returns each rank's leader rank, its overlap
+// with the leader (a leader's: its own URL count) and the number of
+// leaders. It drops the slices of fwd as it consumes them.
+func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 	n := e.n
 	off := make([]uint32, n+1)
-	for i := 0; i < len(fwd); i += 3 {
-		off[fwd[i]+1]++
+	for _, f := range fwd {
+		for i := 0; i < len(f); i += 3 {
+			off[f[i]+1]++
+		}
 	}
 	for k := 0; k < n; k++ {
 		off[k+1] += off[k]
 	}
-	adj := make([]uint32, len(fwd)/3)
-	ov := make([]uint32, len(fwd)/3)
+	adj := make([]uint32, off[n])
+	ov := make([]uint32, off[n])
 	fill := make([]uint32, n)
 	copy(fill, off[:n])
-	for i := 0; i < len(fwd); i += 3 {
-		adj[fill[fwd[i]]] = fwd[i+1]
-		ov[fill[fwd[i]]] = fwd[i+2]
-		fill[fwd[i]]++
+	for j, f := range fwd {
+		for i := 0; i < len(f); i += 3 {
+			adj[fill[f[i]]] = f[i+1]
+			ov[fill[f[i]]] = f[i+2]
+			fill[f[i]]++
+		}
+		fwd[j] = nil
 	}
 	const none = ^uint32(0)
 	leader := make([]uint32, n)
@@ -268,6 +302,13 @@ func (e *engine) cluster(fwd []uint32) ([]uint32, []uint32, int) {
 		}
 	}
 	return leader, overlap, leaders
+}
+
+// dropSearch releases what only the search for related keywords reads.
+func (e *engine) dropSearch() {
+	e.lURL, e.pOff, e.pKw = nil, nil, nil
+	e.gMask, e.gOff, e.gKw, e.hOff, e.hGrp = nil, nil, nil, nil, nil
+	e.meta, e.vol = nil, nil
 }
 
 // urlCount is the number of distinct URL keys of rank k's SERP: its light

@@ -91,37 +91,61 @@ func (u *urlInterner) grow() {
 }
 
 // corpusBuilder collects (keyword, URL id) pairs in any order and builds the
-// CSR sets, dropping duplicates within a keyword.
+// CSR sets, dropping duplicates within a keyword. The pairs go into chunks
+// of a fixed size rather than one growing slice, whose copies would leave
+// garbage as large as the pairs themselves (1.5 GB at 10M keywords) for
+// the collector to find while the URL table also grows.
 type corpusBuilder struct {
-	kws         []Keyword
-	kwOf, urlOf []uint32
+	kws    []Keyword
+	chunks [][]builderPair
+	rows   int
 }
 
+// builderPair is one SERP row: a keyword index and a URL id.
+type builderPair struct{ kw, url uint32 }
+
+// builderChunk is the number of pairs in a chunk (8 MiB).
+const builderChunk = 1 << 20
+
 func (b *corpusBuilder) add(kw int, url uint32) {
-	b.kwOf = append(b.kwOf, uint32(kw))
-	b.urlOf = append(b.urlOf, url)
+	// The first chunk grows as small inputs need; the next ones are
+	// allocated whole.
+	switch {
+	case len(b.chunks) == 0:
+		b.chunks = append(b.chunks, nil)
+	case len(b.chunks[len(b.chunks)-1]) == builderChunk:
+		b.chunks = append(b.chunks, make([]builderPair, 0, builderChunk))
+	}
+	last := &b.chunks[len(b.chunks)-1]
+	*last = append(*last, builderPair{uint32(kw), url})
+	b.rows++
 }
 
 func (b *corpusBuilder) build(nURL int) (*corpus, error) {
 	n := len(b.kws)
-	if uint64(len(b.kwOf)) >= 1<<32 {
-		return nil, fmt.Errorf("cannot index %d SERP rows; at most 2³²-1", len(b.kwOf))
+	if uint64(b.rows) >= 1<<32 {
+		return nil, fmt.Errorf("cannot index %d SERP rows; at most 2³²-1", b.rows)
 	}
 	off := make([]uint32, n+1)
-	for _, k := range b.kwOf {
-		off[k+1]++
+	for _, ch := range b.chunks {
+		for _, p := range ch {
+			off[p.kw+1]++
+		}
 	}
 	for i := 0; i < n; i++ {
 		off[i+1] += off[i]
 	}
-	urls := make([]uint32, len(b.kwOf))
+	urls := make([]uint32, b.rows)
 	fill := make([]uint32, n)
 	copy(fill, off[:n])
-	for j, k := range b.kwOf {
-		urls[fill[k]] = b.urlOf[j]
-		fill[k]++
+	for j, ch := range b.chunks {
+		for _, p := range ch {
+			urls[fill[p.kw]] = p.url
+			fill[p.kw]++
+		}
+		b.chunks[j] = nil
 	}
-	b.kwOf, b.urlOf = nil, nil
+	b.chunks = nil
 	// Drop duplicates in place; lastSeen[u] holds 1+the last keyword with u.
 	lastSeen := make([]uint32, nURL)
 	w := uint32(0)
@@ -152,12 +176,6 @@ func newCorpus(keywords []Keyword, serps [][]string) (*corpus, error) {
 	// The caller owns the URL strings, so a string-keyed map costs no copies.
 	ids := make(map[string]uint32)
 	b := corpusBuilder{kws: keywords}
-	total := 0
-	for _, s := range serps {
-		total += len(s)
-	}
-	b.kwOf = make([]uint32, 0, total)
-	b.urlOf = make([]uint32, 0, total)
 	for i, s := range serps {
 		for _, u := range s {
 			id, ok := ids[u]

@@ -72,6 +72,13 @@ type Options struct {
 	hubMinDF int
 	// maxHubs overrides the most hubs (0: defaultMaxHubs; -1: no hubs).
 	maxHubs int
+	// noCut makes the light pass walk every light URL of every keyword,
+	// so tests can check that the cut changes no output.
+	noCut bool
+	// finish overrides how a cut finishes the seen candidates' counts
+	// (0: by cost, finishIntersect or finishWalk: always that way), so
+	// tests cover both ways on small corpora.
+	finish int
 }
 
 // defaultMaxHubs caps the hub bit mask at four words a keyword. On the 1M
