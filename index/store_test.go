@@ -208,8 +208,8 @@ func keywordSST(tb testing.TB, buildDir string) string {
 	return found[0]
 }
 
-// firstKey returns the first key of a table.
-func firstKey(tb testing.TB, name string, ro sstable.ReaderOptions) []byte {
+// openTable opens one SSTable file of a build for reading.
+func openTable(tb testing.TB, name string, ro sstable.ReaderOptions) *sstable.Reader {
 	tb.Helper()
 	f, err := vfs.Default.Open(name)
 	if err != nil {
@@ -223,6 +223,13 @@ func firstKey(tb testing.TB, name string, ro sstable.ReaderOptions) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return r
+}
+
+// firstKey returns the first key of a table.
+func firstKey(tb testing.TB, name string, ro sstable.ReaderOptions) []byte {
+	tb.Helper()
+	r := openTable(tb, name, ro)
 	defer r.Close()
 	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -55,18 +54,7 @@ func FuzzCheckTable(f *testing.F) {
 // their trailers.
 func blockSpans(tb testing.TB, name string, ro sstable.ReaderOptions) [][2]int {
 	tb.Helper()
-	f, err := vfs.Default.Open(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	readable, err := objstorageprovider.NewFileReadable(f, vfs.Default, objstorageprovider.NewReadaheadConfig(), name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	r, err := sstable.NewReader(context.Background(), readable, ro)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	r := openTable(tb, name, ro)
 	defer r.Close()
 	l, err := r.Layout()
 	if err != nil {
