@@ -45,7 +45,7 @@ bench-similarity: build
 	bash similarity/bench.sh $(BIN)
 
 # The 10M-keyword case, once: about 30 GB of disk a shape under
-# KW_BENCH_DIR (default /tmp/kwdata-bench-10m, kept for re-runs) and 12 GB
+# KW_BENCH_DIR (default /tmp/kwdata-bench-10m, kept for re-runs) and 7 GiB
 # of memory; KW_BENCH_SHAPES=default measures one shape,
 # KW_BENCH_LAKE=DIR reuses an ingested default-shape data folder.
 bench-similarity-10m: build
