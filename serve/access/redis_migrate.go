@@ -90,7 +90,9 @@ func MigrateToRedis(ctx context.Context, opt Options, dst *RedisStore) (MigrateR
 			return rep, fmt.Errorf("cannot read account %x: %w", h[:4], err)
 		}
 		hx := hex.EncodeToString(h)
-		pipe.Set(ctx, redisRecord+hx, it.Value(), 0)
+		// The pipeline sends its commands at the next flush, after the
+		// iterator has moved on and may have reused the value's memory.
+		pipe.Set(ctx, redisRecord+hx, bytes.Clone(it.Value()), 0)
 		pipe.Set(ctx, redisID+sk.ID, hx, 0)
 		pipe.ZAdd(ctx, redisList, redis.Z{Score: float64(sk.Seq), Member: hx})
 		if mb, ok := mailboxes[sk.ID]; ok && sk.Revoked.IsZero() {
