@@ -134,7 +134,14 @@ type RedisStore struct {
 	readAt  map[keyHash]int64     // the version key when each known record was read; under cacheMu
 	unknown map[keyHash]struct{}  // well-formed keys Redis does not know; under cacheMu
 	gen     uint64                // bumped by every invalidation; under cacheMu
-	version int64                 // value of redisVersion the cache follows; under cacheMu
+	// lastAt is the version key the latest single-key invalidation saw,
+	// and blindGen the gen of the latest one that saw none (a "*", a
+	// failed read, a resubscribe that emptied the cache); under cacheMu.
+	// A read that an invalidation overtook keeps its record when it was
+	// read at lastAt or later and no blind invalidation came since.
+	lastAt   int64
+	blindGen uint64
+	version  int64 // value of redisVersion the cache follows; under cacheMu
 
 	paidMu sync.Mutex
 	paid   map[string]*paidCount // lookups of paid keys not yet flushed, by key id
@@ -262,6 +269,7 @@ func (s *RedisStore) checkVersion() {
 		clear(s.readAt)
 		clear(s.unknown)
 		s.gen++
+		s.blindGen = s.gen
 		s.version = v
 	}
 	s.cacheMu.Unlock()
@@ -286,6 +294,11 @@ func (s *RedisStore) invalidate(payload string) {
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
 	s.gen++
+	if payload == redisAllChanged || now < 0 {
+		s.blindGen = s.gen
+	} else {
+		s.lastAt = now
+	}
 	if payload == redisAllChanged {
 		clear(s.known)
 		clear(s.readAt)
@@ -402,9 +415,7 @@ func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, er
 		return KeyRecord{}, false, s.unavailable("look up the API key", err)
 	}
 	s.cacheMu.Lock()
-	// An invalidation that arrived during the read may concern this
-	// record: then what was read may be stale, and is not kept.
-	if s.gen == gen {
+	if s.fresh(gen, at) {
 		if ok {
 			s.known[h], s.readAt[h] = sk.record(), at
 		} else {
@@ -416,6 +427,21 @@ func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, er
 	}
 	s.cacheMu.Unlock()
 	return sk.record(), ok, nil
+}
+
+// fresh reports whether a record read at version at, when the cache stood
+// at gen, may be kept. An invalidation that arrived during the read may
+// concern the record; it does not when the record was read at the version
+// that invalidation saw or later (the rule of invalidate), which is the
+// common case of a key's creation message reaching a server while it
+// reads the new key: dropping that read would leave a paid key unknown
+// to the server until its next lookup, and refused while Redis is down.
+// The caller holds cacheMu.
+func (s *RedisStore) fresh(gen uint64, at int64) bool {
+	if s.gen == gen {
+		return true
+	}
+	return s.blindGen <= gen && at >= 0 && at >= s.lastAt
 }
 
 // getAt reads one record by its hex hash, and the version key in the same

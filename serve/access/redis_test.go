@@ -461,8 +461,7 @@ func TestRedisLateInvalidationKeepsNewerRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := netip.MustParseAddr("192.0.2.10")
-	// Let b take the real message first: a message during its read would
-	// (rightly) keep it from caching what it read.
+	// Let b take the real message first, so that the one below is late.
 	time.Sleep(200 * time.Millisecond)
 	if _, err := b.Identify(ctx, paid, client); err != nil {
 		t.Fatal(err)
@@ -495,5 +494,56 @@ func TestRedisLateInvalidationKeepsNewerRecord(t *testing.T) {
 	rd.Stop()
 	if c, err := b.Identify(ctx, paid, client); err != nil || c.Tier != Paid {
 		t.Fatalf("known paid key with Redis down: %+v, %v", c, err)
+	}
+}
+
+// TestRedisInvalidationDuringRead: a key's creation message that reaches a
+// server while it reads the new key must not keep the server from caching
+// it (it would then refuse the paid key while Redis is down); a message
+// about a later change, or one that could not tell versions, must.
+func TestRedisInvalidationDuringRead(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 2, Options{})
+	a, b := stores[0], stores[1]
+	ctx := context.Background()
+	paid, _, err := a.CreateKey(ctx, Paid, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hashKey(paid)
+	hx := hex.EncodeToString(h[:])
+	time.Sleep(200 * time.Millisecond) // let b take the real message first
+	// readDuring reads the record as lookup does, runs between (the
+	// messages that arrive meanwhile), and reports whether it may be kept.
+	readDuring := func(between func()) bool {
+		t.Helper()
+		b.cacheMu.RLock()
+		gen := b.gen
+		b.cacheMu.RUnlock()
+		_, ok, at, err := b.getAt(ctx, hx)
+		if err != nil || !ok {
+			t.Fatalf("read: %v, found %v", err, ok)
+		}
+		between()
+		b.cacheMu.Lock()
+		defer b.cacheMu.Unlock()
+		return b.fresh(gen, at)
+	}
+	if !readDuring(func() { b.invalidate(hx) }) {
+		t.Error("the creation's message during the read dropped the record read after the creation")
+	}
+	if readDuring(func() {
+		if _, _, err := a.CreateKey(ctx, Registered, "", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		b.invalidate(hx)
+	}) {
+		t.Error("a message after a later change kept the record read before it")
+	}
+	if readDuring(func() { b.invalidate(redisAllChanged) }) {
+		t.Error("a message about every key kept the record read during it")
+	}
+	if !readDuring(func() {}) {
+		t.Error("a read with no message during it was not kept")
 	}
 }
