@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -277,7 +276,7 @@ func TestRunConfigUploads(t *testing.T) {
 		t.Fatalf("the bucket's CURRENT names %q, want %s", got, build1)
 	}
 
-	dead, _ := fileConfig(t, filepath.Join(dir, "dead"), corpus, "publish: { to: s3://nightly/idx, endpoint: \"http://"+closedLoopback(t)+"\" }\n")
+	dead, _ := fileConfig(t, filepath.Join(dir, "dead"), corpus, "publish: { to: s3://nightly/idx, endpoint: \"http://"+testservers.FreeAddr(t)+"\" }\n")
 	m, _, _ := testMain(t)
 	err = m.Run(context.Background(), []string{"run", "--config", dead, "--date", "2026-11-20"})
 	if err == nil || !strings.Contains(err.Error(), "build-index") || !strings.Contains(err.Error(), "not in the object store") {
@@ -286,16 +285,4 @@ func TestRunConfigUploads(t *testing.T) {
 	if got := fetched(); got != build1 {
 		t.Errorf("after a failed upload the bucket's CURRENT names %q, want %s", got, build1)
 	}
-}
-
-// closedLoopback returns a loopback address nothing listens on.
-func closedLoopback(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -503,7 +502,7 @@ func TestRunFollowsAndRetries(t *testing.T) {
 
 	// Nothing listens on the endpoint: every check fails, the loop goes on.
 	dead, err := New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")},
-		Location{Bucket: testBucket}, Options{Endpoint: "http://" + closedAddr(t), MaxAttempts: 1})
+		Location{Bucket: testBucket}, Options{Endpoint: "http://" + testservers.FreeAddr(t), MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,18 +542,6 @@ func TestBackoff(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("backoff = %v, want %v", got, want)
 	}
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // metricValue returns the value of the metric name in reg, of the series

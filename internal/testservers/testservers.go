@@ -69,8 +69,10 @@ func lookTool(name string) (string, bool) {
 	return "", false
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(tb testing.TB) string {
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago: for a server to listen on, or, left alone, an address nothing
+// listens on.
+func FreeAddr(tb testing.TB) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,8 +128,8 @@ func StartMailpit(tb testing.TB, authAny bool) *Mailpit {
 	if _, ok := lookTool("mailpit"); !ok {
 		SkipForTool(tb, "mailpit", "go install github.com/axllent/mailpit@"+MailpitVersion)
 	}
-	m := &Mailpit{SMTP: freeAddr(tb)}
-	httpAddr := freeAddr(tb)
+	m := &Mailpit{SMTP: FreeAddr(tb)}
+	httpAddr := FreeAddr(tb)
 	m.API = "http://" + httpAddr
 	args := []string{"--smtp", m.SMTP, "--listen", httpAddr, "--database", filepath.Join(tb.TempDir(), "mailpit.db"),
 		"--quiet", "--disable-version-check"}
@@ -206,7 +208,7 @@ func StartStripeMock(tb testing.TB) string {
 	if _, ok := lookTool("stripe-mock"); !ok {
 		SkipForTool(tb, "stripe-mock", "go install github.com/stripe/stripe-mock@"+StripeMockVersion)
 	}
-	addr := freeAddr(tb)
+	addr := FreeAddr(tb)
 	start(tb, "stripe-mock", []string{"-http-addr", addr}, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -241,7 +243,7 @@ func StartRedis(tb testing.TB) *Redis {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		SkipForTool(tb, "redis-server", "apt-get install redis-server")
 	}
-	r := &Redis{Addr: freeAddr(tb), dir: tb.TempDir(), tb: tb}
+	r := &Redis{Addr: FreeAddr(tb), dir: tb.TempDir(), tb: tb}
 	r.Start()
 	tb.Cleanup(func() { r.Stop() })
 	return r
@@ -334,7 +336,7 @@ func StartS3(tb testing.TB) *S3 {
 	if _, ok := lookTool("versitygw"); !ok {
 		SkipForTool(tb, "versitygw", "go install github.com/versity/versitygw/cmd/versitygw@"+VersityGWVersion)
 	}
-	addr := freeAddr(tb)
+	addr := FreeAddr(tb)
 	s := &S3{Endpoint: "http://" + addr, Dir: tb.TempDir(), AccessKey: "kwdatatest", Secret: "kwdatatestsecret"}
 	start(tb, "versitygw", []string{"--access", s.AccessKey, "--secret", s.Secret, "--port", addr, "--quiet", "posix", s.Dir}, func() bool {
 		// Any HTTP answer (403 without a signature) means it listens.
