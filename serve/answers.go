@@ -161,10 +161,6 @@ func (c *answerCache) put(country, q string, body []byte) {
 	c.bytes += size
 }
 
-// scratchPool holds the buffers answers are compressed in before they are
-// copied to their exact size.
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
 // pack returns body as the cache keeps it: compressed with the dictionary
 // once there is one, in an allocation of its own.
 func (c *answerCache) pack(body []byte) []byte {
@@ -174,7 +170,9 @@ func (c *answerCache) pack(body []byte) []byte {
 	if d == nil {
 		return append([]byte{packRaw}, body...)
 	}
-	sp := scratchPool.Get().(*[]byte)
+	// The compressed block is made in a pooled buffer, then copied to
+	// its exact size.
+	sp := bufPool.Get().(*[]byte)
 	// EncodeBetter packs the sample's answers a tenth tighter than
 	// Encode, and its output decodes no slower; the cost is paid once an
 	// answer, at admission.
@@ -182,7 +180,7 @@ func (c *answerCache) pack(body []byte) []byte {
 	p := append([]byte{packDict}, enc...)
 	if cap(enc) <= maxPooledBuf {
 		*sp = enc
-		scratchPool.Put(sp)
+		bufPool.Put(sp)
 	}
 	return p
 }

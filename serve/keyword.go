@@ -98,8 +98,8 @@ func queryValue(rawQuery, name string) (value string, found bool, err error) {
 	return "", false, nil
 }
 
-// bufPool recycles the buffers of keyword answers; most answers are a few
-// hundred bytes to 2 KiB.
+// bufPool recycles the buffers of keyword answers, and those the answer
+// cache compresses them in; most answers are a few hundred bytes to 2 KiB.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // maxPooledBuf keeps a rare huge answer from pinning memory in the pool.
