@@ -14,6 +14,7 @@ import (
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
+	"golang.org/x/sync/errgroup"
 )
 
 // MaxBadRows is the number of bad rows a Report lists; all are counted.
@@ -166,18 +167,9 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		return rep, err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		firstErr  error
-		firstOnce sync.Once
-	)
-	// fail keeps the first error and stops the other goroutine, whose own
-	// error is then only the cancellation.
-	fail := func(err error) error {
-		firstOnce.Do(func() { firstErr = err; cancel() })
-		return err
-	}
+	// The first error is the run's, and stops the other goroutine, whose
+	// own error is then only the cancellation.
+	g, ctx := errgroup.WithContext(ctx)
 
 	// Both partitions are sorted on disk past their budgets, so that a
 	// country of tens of millions of keywords fits in a few GiB; when both
@@ -187,7 +179,6 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		krep    Report
 		kres    WriteResult
 		pending *lake.Writer[kw.KeywordRecord] // the keywords partition, written, not yet published
-		wg      sync.WaitGroup
 	)
 	defer func() {
 		if pending != nil {
@@ -195,73 +186,39 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 	}()
 	if len(opt.PlannerCSV) > 0 {
-		wg.Go(func() {
+		g.Go(func() error {
 			var err error
 			kres, pending, err = ingestKeywords(ctx, opt, keywordBudget, &krep, prog, log)
 			if err != nil {
-				fail(err)
-				return
+				return err
 			}
 			log.Debug("wrote keywords to staging", "keywords", kres.Keywords, "elapsed", time.Since(start).Round(time.Millisecond))
+			return nil
 		})
 	}
 
 	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, serpBudget)
 	defer serps.Abort()
-	if len(opt.SERPJSONL) > 0 {
-		err := eachFile(ctx, opt.SERPJSONL, StageSERPs, prog, func(r io.Reader, name string) error {
-			var spillErr error
-			fb := fileBad{add: rep.addBad}
-			st, err := parseEncodedSERPs(r, name, opt.Country, func(keyword, rows []byte) {
-				if spillErr == nil {
-					spillErr = serps.addEncoded(keyword, rows)
-				}
-			}, fb.bad)
-			if err == nil {
-				err = spillErr
-			}
-			if err == nil {
-				err = fb.refuse(name, st)
-			}
-			rep.SERPLines += st.Lines
-			rep.SkippedResults += st.SkippedResults
-			rep.Truncated += st.Truncated
-			if err != nil {
-				return err
-			}
-			log.Info("read SERP JSONL", "file", name, "serps", st.Records, "rows", st.Rows, "bad", st.Bad,
-				"skipped_results", st.SkippedResults, "truncated", st.Truncated)
-			return nil
-		})
-		if err != nil {
-			fail(err)
-		} else {
-			log.Debug("read SERPs", "elapsed", time.Since(start).Round(time.Millisecond))
-		}
-	}
-	// The SERPs are written to the staging folder while the keywords may
-	// still be: the merge and the encoders have the cores to themselves
-	// only once the planner exports are done.
 	var (
 		sres  WriteResult
 		slake *lake.SERPWriter
 	)
+	defer func() {
+		if slake != nil {
+			slake.Abort()
+		}
+	}()
 	if len(opt.SERPJSONL) > 0 {
-		var err error
-		if err = ctx.Err(); err == nil {
-			sres, slake, err = serps.write(ctx)
-		}
-		if err != nil {
-			fail(err) // after a failure of the keywords, theirs stays the error
-		} else {
-			defer slake.Abort()
-			log.Debug("wrote SERPs to staging", "elapsed", time.Since(start).Round(time.Millisecond))
-		}
+		g.Go(func() error {
+			var err error
+			sres, slake, err = ingestSERPs(ctx, opt, serps, &rep, prog, log, start)
+			return err
+		})
 	}
-	wg.Wait()
+	err = g.Wait()
 	rep = mergeReports(krep, rep)
-	if firstErr != nil {
-		return rep, firstErr
+	if err != nil {
+		return rep, err
 	}
 
 	if pending != nil {
@@ -282,6 +239,52 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		"serps", rep.SERPs, "serp_rows", rep.SERPRows, "bad", rep.BadCount,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return rep, nil
+}
+
+// ingestSERPs reads the SERP files of opt into serps and writes the serps
+// partition into the staging folder; the caller publishes it (Commit) or
+// drops it (Abort). rep gets the SERP lines' counts and bad rows. The
+// partition is written while the keywords may still be: the merge and the
+// encoders have the cores to themselves only once the planner exports are
+// done.
+func ingestSERPs(ctx context.Context, opt Options, serps *SERPWriter, rep *Report, prog *runProgress, log *slog.Logger, start time.Time) (WriteResult, *lake.SERPWriter, error) {
+	err := eachFile(ctx, opt.SERPJSONL, StageSERPs, prog, func(r io.Reader, name string) error {
+		var spillErr error
+		fb := fileBad{add: rep.addBad}
+		st, err := parseEncodedSERPs(r, name, opt.Country, func(keyword, rows []byte) {
+			if spillErr == nil {
+				spillErr = serps.addEncoded(keyword, rows)
+			}
+		}, fb.bad)
+		if err == nil {
+			err = spillErr
+		}
+		if err == nil {
+			err = fb.refuse(name, st)
+		}
+		rep.SERPLines += st.Lines
+		rep.SkippedResults += st.SkippedResults
+		rep.Truncated += st.Truncated
+		if err != nil {
+			return err
+		}
+		log.Info("read SERP JSONL", "file", name, "serps", st.Records, "rows", st.Rows, "bad", st.Bad,
+			"skipped_results", st.SkippedResults, "truncated", st.Truncated)
+		return nil
+	})
+	if err != nil {
+		return WriteResult{}, nil, err
+	}
+	log.Debug("read SERPs", "elapsed", time.Since(start).Round(time.Millisecond))
+	if err := ctx.Err(); err != nil {
+		return WriteResult{}, nil, err
+	}
+	res, w, err := serps.write(ctx)
+	if err != nil {
+		return WriteResult{}, nil, err
+	}
+	log.Debug("wrote SERPs to staging", "elapsed", time.Since(start).Round(time.Millisecond))
+	return res, w, nil
 }
 
 // spillBudgets divides the memory budget (0: DefaultSpillBytes) between
