@@ -142,6 +142,9 @@ type RedisStore struct {
 	lastAt   int64
 	blindGen uint64
 	version  int64 // value of redisVersion the cache follows; under cacheMu
+	// recheck: a subscription's version read failed; the next ping that
+	// Redis answers compares the version again. Under cacheMu.
+	recheck bool
 
 	paidMu sync.Mutex
 	paid   map[string]*paidCount // lookups of paid keys not yet flushed, by key id
@@ -253,20 +256,34 @@ func (s *RedisStore) listen() {
 	}
 }
 
-// checkVersion empties the cache when the version key has moved since the
-// cache last followed it.
+// checkVersion drops the cached records that may be stale when the version
+// key has moved since the cache last followed it.
 func (s *RedisStore) checkVersion() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	v, err := s.rdb.Get(ctx, redisVersion).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		s.log.Warn("cannot read the key version after subscribing; emptying the key cache", "err", err)
-		v = -2
+		// Redis went away again just after the subscription (it is being
+		// stopped, say): keep the cache, which serves the paid keys while
+		// Redis is down, and compare once Redis answers.
+		s.log.Warn("cannot read the key version after subscribing; comparing it when Redis answers", "err", err)
+		s.cacheMu.Lock()
+		s.recheck = true
+		s.cacheMu.Unlock()
+		return
 	}
 	s.cacheMu.Lock()
-	if v != s.version || v == -2 {
-		clear(s.known)
-		clear(s.readAt)
+	s.recheck = false
+	if v != s.version {
+		// A record read at v or later saw every change up to v; any other
+		// may have missed one whose message was lost. A version that went
+		// back (Redis lost its data) trusts nothing.
+		for h, at := range s.readAt {
+			if at < v || v < s.version {
+				delete(s.known, h)
+				delete(s.readAt, h)
+			}
+		}
 		clear(s.unknown)
 		s.gen++
 		s.blindGen = s.gen
@@ -333,6 +350,12 @@ func (s *RedisStore) watchHealth() {
 		if err == nil {
 			if s.health.Swap(nil) != nil {
 				s.log.Info("Redis answers again; counted lookups are served")
+			}
+			s.cacheMu.RLock()
+			recheck := s.recheck
+			s.cacheMu.RUnlock()
+			if recheck {
+				s.checkVersion()
 			}
 			continue
 		}

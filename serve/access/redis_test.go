@@ -547,3 +547,48 @@ func TestRedisInvalidationDuringRead(t *testing.T) {
 		t.Error("a read with no message during it was not kept")
 	}
 }
+
+// TestRedisVersionUnreadableAfterSubscribe: when Redis goes away between a
+// resubscription and the version read that follows it, the cache keeps
+// serving known paid keys, and the version is compared once Redis answers.
+func TestRedisVersionUnreadableAfterSubscribe(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	s := openRedisStores(t, rd, 1, Options{})[0]
+	ctx := context.Background()
+	paid, _, err := s.CreateKey(ctx, Paid, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := netip.MustParseAddr("192.0.2.11")
+	time.Sleep(200 * time.Millisecond) // the creation's message first
+	if _, err := s.Identify(ctx, paid, client); err != nil {
+		t.Fatal(err)
+	}
+	h := hashKey(paid)
+	cached := func() bool {
+		s.cacheMu.RLock()
+		defer s.cacheMu.RUnlock()
+		_, ok := s.known[h]
+		return ok
+	}
+	rd.Stop()
+	s.checkVersion() // as after a subscription, with Redis gone again
+	if !cached() {
+		t.Fatal("an unreadable version emptied the key cache")
+	}
+	if c, err := s.Identify(ctx, paid, client); err != nil || c.Tier != Paid {
+		t.Fatalf("known paid key with Redis down: %+v, %v", c, err)
+	}
+	rd.Start()
+	// A change whose message this server missed: the version moved.
+	if err := s.rdb.Incr(ctx, redisVersion).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for cached() {
+		if time.Now().After(deadline) {
+			t.Fatal("the version was not compared once Redis answered again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
