@@ -446,23 +446,31 @@ func TestMigrateToRedis(t *testing.T) {
 	}
 }
 
+// paidKeyOnTwo starts Redis and two stores on it, creates a paid key on
+// the first, and gives the second time to take the creation's message, so
+// that any message a test sends after it is late.
+func paidKeyOnTwo(t *testing.T) (rd *testservers.Redis, a, b *RedisStore, paid string) {
+	t.Helper()
+	rd = testservers.StartRedis(t)
+	stores := openRedisStores(t, rd, 2, Options{})
+	a, b = stores[0], stores[1]
+	paid, _, err := a.CreateKey(context.Background(), Paid, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	return rd, a, b, paid
+}
+
 // TestRedisLateInvalidationKeepsNewerRecord: the message of a key's
 // creation can reach a server after that server has read the new record
 // (its first lookup); the record must stay cached, since it is what serves
 // the paid key while Redis is down. A message about a later change must
 // still drop it.
 func TestRedisLateInvalidationKeepsNewerRecord(t *testing.T) {
-	rd := testservers.StartRedis(t)
-	stores := openRedisStores(t, rd, 2, Options{})
-	a, b := stores[0], stores[1]
+	rd, a, b, paid := paidKeyOnTwo(t)
 	ctx := context.Background()
-	paid, _, err := a.CreateKey(ctx, Paid, "", time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := netip.MustParseAddr("192.0.2.10")
-	// Let b take the real message first, so that the one below is late.
-	time.Sleep(200 * time.Millisecond)
 	if _, err := b.Identify(ctx, paid, client); err != nil {
 		t.Fatal(err)
 	}
@@ -502,17 +510,10 @@ func TestRedisLateInvalidationKeepsNewerRecord(t *testing.T) {
 // it (it would then refuse the paid key while Redis is down); a message
 // about a later change, or one that could not tell versions, must.
 func TestRedisInvalidationDuringRead(t *testing.T) {
-	rd := testservers.StartRedis(t)
-	stores := openRedisStores(t, rd, 2, Options{})
-	a, b := stores[0], stores[1]
+	_, a, b, paid := paidKeyOnTwo(t)
 	ctx := context.Background()
-	paid, _, err := a.CreateKey(ctx, Paid, "", time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := hashKey(paid)
 	hx := hex.EncodeToString(h[:])
-	time.Sleep(200 * time.Millisecond) // let b take the real message first
 	// readDuring reads the record as lookup does, runs between (the
 	// messages that arrive meanwhile), and reports whether it may be kept.
 	readDuring := func(between func()) bool {
