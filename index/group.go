@@ -43,21 +43,29 @@ func appendGroupKey(dst []byte, country, leader string) ([]byte, bool) {
 // with opt as in EncodeEntry. Members beyond kw.MaxGroupMembers are
 // dropped.
 func EncodeGroup(dst []byte, g *kw.IntentGroup) []byte {
-	dst = append(dst, groupVersion)
-	dst = binary.AppendUvarint(dst, uint64(max(g.Size, 0)))
-	dst = binary.AppendUvarint(dst, uint64(max(g.TotalVolume, 0)))
-	m := g.Members
-	if len(m) > kw.MaxGroupMembers {
-		m = m[:kw.MaxGroupMembers]
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	m := g.Members[:min(len(g.Members), kw.MaxGroupMembers)]
+	dst = appendGroupHead(dst, g.Size, g.TotalVolume, len(m))
 	for i := range m {
-		dst = appendString(dst, m[i].Keyword)
-		dst = appendOpt(dst, m[i].Volume)
-		dst = appendOpt(dst, m[i].CPCMicros)
-		dst = binary.AppendUvarint(dst, uint64(uint32(max(m[i].Overlap, 0))))
+		dst = appendGroupMember(dst, m[i].Keyword, m[i].Volume, m[i].CPCMicros, m[i].Overlap)
 	}
 	return dst
+}
+
+// appendGroupHead appends what a group value starts with: the version,
+// the group's size and total volume, and the number of members that
+// follow, each written by appendGroupMember.
+func appendGroupHead(dst []byte, size, total int64, members int) []byte {
+	dst = append(dst, groupVersion)
+	dst = binary.AppendUvarint(dst, uint64(max(size, 0)))
+	dst = binary.AppendUvarint(dst, uint64(max(total, 0)))
+	return binary.AppendUvarint(dst, uint64(members))
+}
+
+func appendGroupMember(dst []byte, keyword string, volume, cpc *int64, overlap int32) []byte {
+	dst = appendString(dst, keyword)
+	dst = appendOpt(dst, volume)
+	dst = appendOpt(dst, cpc)
+	return binary.AppendUvarint(dst, uint64(uint32(max(overlap, 0))))
 }
 
 // DecodeGroup decodes a value EncodeGroup wrote; Leader, Country and
@@ -216,13 +224,9 @@ func (g *groupAcc) trim() {
 // the cost of writing the groups.
 func (g *groupAcc) appendValue(dst []byte) []byte {
 	g.trim()
-	dst = append(dst, groupVersion)
-	dst = binary.AppendUvarint(dst, uint64(max(g.size, 0)))
-	dst = binary.AppendUvarint(dst, uint64(max(g.total, 0)))
 	m := g.members[:min(len(g.members), kw.MaxGroupMembers)]
-	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	dst = appendGroupHead(dst, g.size, g.total, len(m))
 	for i := range m {
-		dst = appendString(dst, m[i].keyword)
 		var volume, cpc *int64
 		if m[i].has&1 != 0 {
 			volume = &m[i].volume
@@ -230,9 +234,7 @@ func (g *groupAcc) appendValue(dst []byte) []byte {
 		if m[i].has&2 != 0 {
 			cpc = &m[i].cpc
 		}
-		dst = appendOpt(dst, volume)
-		dst = appendOpt(dst, cpc)
-		dst = binary.AppendUvarint(dst, uint64(uint32(max(m[i].overlap, 0))))
+		dst = appendGroupMember(dst, m[i].keyword, volume, cpc, m[i].overlap)
 	}
 	return dst
 }
