@@ -206,11 +206,19 @@ func (s *recordSorter) spill() error {
 	if err != nil {
 		return err
 	}
-	s.memRecords.sort()
-	if err := s.memRecords.writeRun(name); err != nil {
-		return fmt.Errorf("cannot spill %s records to %s: %w", s.what, name, err)
+	if err := s.writeSorted(&s.memRecords, name); err != nil {
+		return err
 	}
 	s.reuse(&s.memRecords)
+	return nil
+}
+
+// writeSorted sorts m and writes it as the run name.
+func (s *recordSorter) writeSorted(m *memRecords, name string) error {
+	m.sort()
+	if err := m.writeRun(name); err != nil {
+		return fmt.Errorf("cannot spill %s records to %s: %w", s.what, name, err)
+	}
 	return nil
 }
 
@@ -230,14 +238,7 @@ func (s *recordSorter) spillBackground() error {
 	s.size = 0
 	done := make(chan error, 1)
 	s.bgRecs, s.bg = &recs, done
-	go func() {
-		recs.sort()
-		err := recs.writeRun(name)
-		if err != nil {
-			err = fmt.Errorf("cannot spill %s records to %s: %w", s.what, name, err)
-		}
-		done <- err
-	}()
+	go func() { done <- s.writeSorted(&recs, name) }()
 	return nil
 }
 
