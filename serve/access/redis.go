@@ -487,25 +487,24 @@ func (s *RedisStore) getAt(ctx context.Context, hexHash string) (storedKey, bool
 	} else if err != nil {
 		return storedKey{}, false, 0, err
 	}
-	v, err := rec.Bytes()
-	if errors.Is(err, redis.Nil) {
-		return storedKey{}, false, at, nil
-	}
+	sk, ok, err := storedReply(rec, hexHash)
 	if err != nil {
 		return storedKey{}, false, 0, err
 	}
-	var sk storedKey
-	if err := json.Unmarshal(v, &sk); err != nil {
-		return storedKey{}, false, 0, fmt.Errorf("cannot read account %s: %w", hexHash[:8], err)
-	}
-	return sk, true, at, nil
+	return sk, ok, at, nil
 }
 
 // get reads one record by its hex hash.
 func (s *RedisStore) get(ctx context.Context, hexHash string) (storedKey, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	v, err := s.rdb.Get(ctx, redisRecord+hexHash).Bytes()
+	return storedReply(s.rdb.Get(ctx, redisRecord+hexHash), hexHash)
+}
+
+// storedReply decodes the reply to a GET of record hexHash: the record, and
+// false when Redis has none.
+func storedReply(cmd *redis.StringCmd, hexHash string) (storedKey, bool, error) {
+	v, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return storedKey{}, false, nil
 	}
