@@ -178,10 +178,8 @@ func (c *answerCache) pack(body []byte) []byte {
 	// answer, at admission.
 	enc := d.EncodeBetter((*sp)[:cap(*sp)], body)
 	p := append([]byte{packDict}, enc...)
-	if cap(enc) <= maxPooledBuf {
-		*sp = enc
-		bufPool.Put(sp)
-	}
+	*sp = enc
+	putBuf(sp)
 	return p
 }
 

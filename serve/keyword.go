@@ -105,6 +105,13 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b 
 // maxPooledBuf keeps a rare huge answer from pinning memory in the pool.
 const maxPooledBuf = 64 << 10
 
+// putBuf returns bp to bufPool unless it grew past maxPooledBuf.
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuf {
+		bufPool.Put(bp)
+	}
+}
+
 // contentLengths holds the Content-Length field value of every answer size
 // below 8 KiB (answers are a few hundred bytes to 2 KiB), made once, so an answer does not format and allocate
 // its length (see the shared values in cors.go for why sharing is safe).
@@ -146,11 +153,7 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	csv := wantsCSV(r)
 	var cache *answerCache
 	bp := bufPool.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledBuf {
-			bufPool.Put(bp)
-		}
-	}()
+	defer putBuf(bp)
 	if !csv {
 		cache = s.answers(info.Version)
 		if body, ok := cache.get(c.Code, q, (*bp)[:0]); ok {
