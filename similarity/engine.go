@@ -393,6 +393,7 @@ type worker struct {
 	gStamp  []uint32
 	epoch   uint32
 	levels  [][]uint32
+	hubs    []uint32 // hubOnly's hubs of k
 	fronts  []front
 	fwd     []uint32 // same-intent pairs (k, c, overlap), c > k, flattened
 	// cutKeywords and cutPostings count the cuts until the batch ends.
@@ -711,15 +712,34 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 	for o := range w.levels[:hk+1] {
 		w.levels[o] = w.levels[o][:0]
 	}
-	forBits(mk, func(b int) {
+	// Levels below low are never visited: the top-K is full with a worse
+	// overlap, and they are below the same-intent overlap. A group sharing
+	// at least low of k's hk hubs holds one of any hk-low+1 of them, so
+	// only the group lists of the hk-low+1 hubs with the fewest groups are
+	// scanned: a head hub's list, which holds most groups, rarely is.
+	low := int32(1)
+	if K := e.opt.TopK; len(w.top) == K {
+		low = max(1, min(w.top[K-1].o, minO))
+	}
+	hubs := w.hubs[:0]
+	forBits(mk, func(b int) { hubs = append(hubs, uint32(b)) })
+	if low > 1 {
+		slices.SortFunc(hubs, func(a, b uint32) int {
+			return cmp.Compare(e.hOff[a+1]-e.hOff[a], e.hOff[b+1]-e.hOff[b])
+		})
+		hubs = hubs[:hk-low+1]
+	}
+	w.hubs = hubs
+	for _, b := range hubs {
 		for _, g := range e.hGrp[e.hOff[b]:e.hOff[b+1]] {
 			if w.gStamp[g] != w.epoch {
 				w.gStamp[g] = w.epoch
-				o := shared(mk, e.gMask[int(g)*W:int(g)*W+W])
-				w.levels[o] = append(w.levels[o], g)
+				if o := shared(mk, e.gMask[int(g)*W:int(g)*W+W]); o >= low {
+					w.levels[o] = append(w.levels[o], g)
+				}
 			}
 		}
-	})
+	}
 	for o := hk; o >= 1; o-- {
 		need := w.needs(o)
 		if !need && o < minO {
