@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -132,27 +133,23 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	for p, i := range byTextIdx {
 		tpos[i] = uint32(p)
 	}
-	// Rank order: volume descending, then text ascending (tpos).
+	// Rank order: volume descending, then text ascending (tpos). The sort
+	// runs beside the URL statistics, which do not need it.
 	e.idx = make([]uint32, n)
 	for i := range e.idx {
 		e.idx[i] = uint32(i)
 	}
-	slices.SortFunc(e.idx, func(a, b uint32) int {
-		if va, vb := rankVolume(c.kws[a].Volume), rankVolume(c.kws[b].Volume); va != vb {
-			return cmp.Compare(vb, va)
-		}
-		return cmp.Compare(tpos[a], tpos[b])
-	})
-	e.rank = make([]uint32, n)
-	e.vol = make([]uint64, n)
-	for r, i := range e.idx {
-		e.rank[i] = uint32(r)
-		e.vol[r] = smooth(c.kws[i].Volume)
-	}
-	e.byText = byTextIdx // reuse: convert to ranks in place
-	for p, i := range e.byText {
-		e.byText[p] = e.rank[i]
-	}
+	var ranked sync.WaitGroup
+	ranked.Add(1)
+	go func() {
+		defer ranked.Done()
+		slices.SortFunc(e.idx, func(a, b uint32) int {
+			if va, vb := rankVolume(c.kws[a].Volume), rankVolume(c.kws[b].Volume); va != vb {
+				return cmp.Compare(vb, va)
+			}
+			return cmp.Compare(tpos[a], tpos[b])
+		})
+	}()
 
 	// Document frequencies and the hub cut.
 	df := make([]uint32, c.nURL)
@@ -163,10 +160,8 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	if e.hubMinDF <= 0 {
 		e.hubMinDF = max(32, int(math.Sqrt(float64(n))/2))
 	}
-	hubBit := make([]int32, c.nURL)
 	var hubCands []uint32
 	for u, d := range df {
-		hubBit[u] = -1
 		if int(d) >= e.hubMinDF {
 			hubCands = append(hubCands, uint32(u))
 		}
@@ -184,15 +179,19 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	}
 	e.hubs = len(hubCands)
 	e.w = (e.hubs + 63) / 64
+	hubs := uint32(e.hubs)
+	// code[u] is hub u's bit, or hubs + u's light id. Light ids are dense
+	// over non-hub URLs and numbered by df ascending (a counting sort, ties
+	// by URL id), so that a keyword's light URLs sorted by id are sorted
+	// rarest first, the order the light pass walks them. While numbering,
+	// code holds 1 + a hub's bit and 0 for a light URL.
+	code := make([]uint32, c.nURL)
 	for b, u := range hubCands {
-		hubBit[u] = int32(b)
+		code[u] = uint32(b) + 1
 	}
-	// Light ids: dense over non-hub URLs, numbered by df ascending (a
-	// counting sort, ties by URL id), so that a keyword's light URLs sorted
-	// by id are sorted rarest first, the order the light pass walks them.
 	var dfCount []uint32
 	for u, d := range df {
-		if hubBit[u] < 0 {
+		if code[u] == 0 {
 			for int(d) >= len(dfCount) {
 				dfCount = append(dfCount, 0)
 			}
@@ -200,50 +199,100 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			e.lightWork += uint64(d) * uint64(d)
 		}
 	}
-	nLight := uint32(0)
+	// Postings of equal df are adjacent, so their offsets follow from the
+	// counts alone.
+	nLight := uint32(c.nURL) - hubs
+	e.pOff = make([]uint32, int(nLight+1))
+	next := hubs
 	for d, x := range dfCount {
-		dfCount[d] = nLight
-		nLight += x
-	}
-	lightID := make([]uint32, c.nURL)
-	for u, d := range df {
-		if hubBit[u] < 0 {
-			lightID[u] = dfCount[d]
-			dfCount[d]++
+		l := next - hubs
+		for j := l; j < l+x; j++ {
+			e.pOff[j+1] = e.pOff[j] + uint32(d)
 		}
+		dfCount[d] = next
+		next += x
+	}
+	for u, d := range df {
+		if code[u] == 0 {
+			code[u] = dfCount[d]
+			dfCount[d]++
+		} else {
+			code[u]--
+		}
+	}
+	df = nil
+	// The corpus's URL ids become codes in place: the passes below then
+	// read each keyword's URLs and nothing else.
+	split(opt.Workers, len(c.urls), func(lo, hi int) {
+		for j, u := range c.urls[lo:hi] {
+			c.urls[lo+j] = code[u]
+		}
+	})
+	code = nil
+	ranked.Wait()
+	e.rank = make([]uint32, n)
+	e.vol = make([]uint64, n)
+	for r, i := range e.idx {
+		e.rank[i] = uint32(r)
+		e.vol[r] = smooth(c.kws[i].Volume)
+	}
+	e.byText = byTextIdx // reuse: convert to ranks in place
+	for p, i := range e.byText {
+		e.byText[p] = e.rank[i]
 	}
 
-	// Light sets and masks in rank space.
+	// Light sets and masks in rank space: each keyword's light count, then
+	// its light ids sorted and its hub bits.
 	e.mask = make([]uint64, n*e.w)
 	e.lOff = make([]uint32, n+1)
-	e.lURL = make([]uint32, 0, len(c.urls))
-	for r, i := range e.idx {
-		for _, u := range c.urls[c.off[i]:c.off[i+1]] {
-			if b := hubBit[u]; b >= 0 {
-				e.mask[r*e.w+int(b)/64] |= 1 << (uint(b) % 64)
-			} else {
-				e.lURL = append(e.lURL, lightID[u])
+	split(opt.Workers, n, func(lo, hi int) {
+		for r, i := range e.idx[lo:hi] {
+			nl := uint32(0)
+			for _, v := range c.urls[c.off[i]:c.off[i+1]] {
+				if v >= hubs {
+					nl++
+				}
+			}
+			e.lOff[lo+r+1] = nl
+		}
+	})
+	for r := range n {
+		e.lOff[r+1] += e.lOff[r]
+	}
+	e.lURL = make([]uint32, int(e.lOff[n]))
+	split(opt.Workers, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			i := e.idx[r]
+			p := e.lOff[r]
+			m := e.mask[r*e.w : r*e.w+e.w]
+			for _, v := range c.urls[c.off[i]:c.off[i+1]] {
+				if v >= hubs {
+					e.lURL[p] = v - hubs
+					p++
+				} else {
+					m[v/64] |= 1 << (v % 64)
+				}
+			}
+			slices.Sort(e.lURL[e.lOff[r]:p])
+		}
+	})
+	// Postings, filled in rank order so each list is sorted by rank. Each
+	// goroutine fills the lists of one range of light ids, about an equal
+	// share of the postings, and reads every keyword's list for them.
+	parts := postingParts(e.pOff, opt.Workers)
+	e.pKw = make([]uint32, len(e.lURL))
+	parallel(len(parts)-1, func(p int) {
+		from, to := parts[p], parts[p+1]
+		fill := slices.Clone(e.pOff[from:to])
+		for r := range n {
+			for _, l := range e.lURL[e.lOff[r]:e.lOff[r+1]] {
+				if l >= from && l < to {
+					e.pKw[fill[l-from]] = uint32(r)
+					fill[l-from]++
+				}
 			}
 		}
-		e.lOff[r+1] = uint32(len(e.lURL))
-		slices.Sort(e.lURL[e.lOff[r]:])
-	}
-	// Postings, filled in rank order so each list is sorted by rank.
-	e.pOff = make([]uint32, nLight+1)
-	for _, l := range e.lURL {
-		e.pOff[l+1]++
-	}
-	for l := uint32(0); l < nLight; l++ {
-		e.pOff[l+1] += e.pOff[l]
-	}
-	e.pKw = make([]uint32, len(e.lURL))
-	fill := slices.Clone(e.pOff[:nLight])
-	for r := 0; r < n; r++ {
-		for _, l := range e.lURL[e.lOff[r]:e.lOff[r+1]] {
-			e.pKw[fill[l]] = uint32(r)
-			fill[l]++
-		}
-	}
+	})
 	e.meta = make([]kmeta, n)
 	for r := range n {
 		m := &e.meta[r]
@@ -254,6 +303,46 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	}
 	e.buildGroups()
 	return e, nil
+}
+
+// parallel runs fn(p) for every p in [0, parts), each on its own
+// goroutine, and waits for them.
+func parallel(parts int, fn func(p int)) {
+	if parts <= 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(p)
+		}()
+	}
+	wg.Wait()
+}
+
+// split runs fn over [0, n) in up to workers contiguous ranges at once;
+// a small n runs on the caller's goroutine.
+func split(workers, n int, fn func(lo, hi int)) {
+	if workers < 1 || n < 1<<12 {
+		workers = 1
+	}
+	parallel(workers, func(p int) { fn(n*p/workers, n*(p+1)/workers) })
+}
+
+// postingParts splits the light ids into up to workers ranges with about
+// an equal share of the postings each: parts[p] to parts[p+1].
+func postingParts(pOff []uint32, workers int) []uint32 {
+	nLight := uint32(len(pOff) - 1)
+	parts := []uint32{0}
+	for p := 1; p < workers; p++ {
+		goal := uint32(uint64(pOff[nLight]) * uint64(p) / uint64(workers))
+		l, _ := slices.BinarySearch(pOff, goal)
+		parts = append(parts, max(parts[len(parts)-1], min(uint32(l), nLight)))
+	}
+	return append(parts, nLight)
 }
 
 // kmeta is what the light pass reads of every candidate before deciding
@@ -275,37 +364,80 @@ func absDiff(a, b int32) int32 {
 // volume (log₂ < 64) within a byte.
 const logVolSteps = 4
 
-// buildGroups groups the keywords that have hubs by identical mask.
+// buildGroups groups the keywords that have hubs by identical mask: the
+// groups in mask order, each one's members by rank.
 func (e *engine) buildGroups() {
 	w := e.w
 	e.gOff = []uint32{0}
 	if w == 0 {
 		return
 	}
-	var withHubs []uint32
-	for r := 0; r < e.n; r++ {
-		if !zero(e.mask[r*w : r*w+w]) {
-			withHubs = append(withHubs, uint32(r))
-		}
-	}
-	slices.SortFunc(withHubs, func(a, b uint32) int {
-		if x := slices.Compare(e.mask[int(a)*w:int(a)*w+w], e.mask[int(b)*w:int(b)*w+w]); x != 0 {
-			return x
-		}
-		return cmp.Compare(a, b)
-	})
-	e.gKw = withHubs
-	for j, r := range withHubs {
-		m := e.mask[int(r)*w : int(r)*w+w]
-		if j == 0 || !slices.Equal(m, e.mask[int(withHubs[j-1])*w:int(withHubs[j-1])*w+w]) {
-			if j > 0 {
-				e.gOff = append(e.gOff, uint32(j))
+	// Each keyword's group, numbered by first appearance through a hash
+	// table of the distinct masks (a sort of the keywords by mask took
+	// seconds at 10M keywords); 0: no hubs.
+	of := make([]uint32, e.n)
+	var masks []uint64             // the distinct masks, by first appearance
+	var size []uint32              // each one's number of keywords
+	slots := make([]uint32, 1<<10) // 1 + a mask's number; 0: empty
+	find := func(m []uint64) uint32 {
+		bits := uint64(len(slots) - 1)
+		for i := maskHash(m) & bits; ; i = (i + 1) & bits {
+			g := slots[i]
+			if g == 0 {
+				masks = append(masks, m...)
+				size = append(size, 0)
+				slots[i] = uint32(len(size))
+				return uint32(len(size))
 			}
-			e.gMask = append(e.gMask, m...)
+			if slices.Equal(m, masks[int(g-1)*w:int(g)*w]) {
+				return g
+			}
 		}
 	}
-	e.gOff = append(e.gOff, uint32(len(withHubs)))
-	groups := len(e.gOff) - 1
+	for r := 0; r < e.n; r++ {
+		m := e.mask[r*w : r*w+w]
+		if zero(m) {
+			continue
+		}
+		g := find(m)
+		of[r] = g
+		size[g-1]++
+		if 2*len(size) > len(slots) {
+			slots = make([]uint32, 2*len(slots))
+			bits := uint64(len(slots) - 1)
+			for g := range size {
+				i := maskHash(masks[g*w:g*w+w]) & bits
+				for slots[i] != 0 {
+					i = (i + 1) & bits
+				}
+				slots[i] = uint32(g + 1)
+			}
+		}
+	}
+	groups := len(size)
+	byMask := make([]uint32, groups)
+	for g := range byMask {
+		byMask[g] = uint32(g)
+	}
+	slices.SortFunc(byMask, func(a, b uint32) int {
+		return slices.Compare(masks[int(a)*w:int(a)*w+w], masks[int(b)*w:int(b)*w+w])
+	})
+	// fill[g]: where group g's next member goes, as it is ordered by mask.
+	fill := make([]uint32, groups)
+	e.gOff = make([]uint32, groups+1)
+	e.gMask = make([]uint64, 0, groups*w)
+	for j, g := range byMask {
+		fill[g] = e.gOff[j]
+		e.gOff[j+1] = e.gOff[j] + size[g]
+		e.gMask = append(e.gMask, masks[int(g)*w:int(g)*w+w]...)
+	}
+	e.gKw = make([]uint32, int(e.gOff[groups]))
+	for r, g := range of {
+		if g != 0 {
+			e.gKw[fill[g-1]] = uint32(r)
+			fill[g-1]++
+		}
+	}
 	e.hOff = make([]uint32, e.hubs+1)
 	for g := 0; g < groups; g++ {
 		forBits(e.gMask[g*w:g*w+w], func(b int) { e.hOff[b+1]++ })
@@ -314,13 +446,23 @@ func (e *engine) buildGroups() {
 		e.hOff[b+1] += e.hOff[b]
 	}
 	e.hGrp = make([]uint32, e.hOff[e.hubs])
-	fill := slices.Clone(e.hOff[:e.hubs])
+	fill = slices.Clone(e.hOff[:e.hubs])
 	for g := 0; g < groups; g++ {
 		forBits(e.gMask[g*w:g*w+w], func(b int) {
 			e.hGrp[fill[b]] = uint32(g)
 			fill[b]++
 		})
 	}
+}
+
+// maskHash mixes a mask's words for buildGroups' table.
+func maskHash(m []uint64) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, x := range m {
+		h = (h ^ x) * 0xff51afd7ed558ccd
+		h ^= h >> 32
+	}
+	return h
 }
 
 func zero(m []uint64) bool {
