@@ -260,7 +260,7 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 // leaders. It drops the slices of fwd as it consumes them.
 func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 	n := e.n
-	off := make([]uint32, n+1)
+	off := bigSlice[uint32](n + 1)
 	for _, f := range fwd {
 		for i := 0; i < len(f); i += 3 {
 			off[f[i]+1]++
@@ -269,9 +269,9 @@ func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 	for k := 0; k < n; k++ {
 		off[k+1] += off[k]
 	}
-	adj := make([]uint32, off[n])
-	ov := make([]uint32, off[n])
-	fill := make([]uint32, n)
+	adj := bigSlice[uint32](int(off[n]))
+	ov := bigSlice[uint32](int(off[n]))
+	fill := bigSlice[uint32](n)
 	copy(fill, off[:n])
 	for j, f := range fwd {
 		for i := 0; i < len(f); i += 3 {
@@ -282,8 +282,8 @@ func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 		fwd[j] = nil
 	}
 	const none = ^uint32(0)
-	leader := make([]uint32, n)
-	overlap := make([]uint32, n)
+	leader := bigSlice[uint32](n)
+	overlap := bigSlice[uint32](n)
 	for i := range leader {
 		leader[i] = none
 	}

@@ -76,7 +76,7 @@ func (u *urlInterner) id(h [2]uint64) uint32 {
 
 func (u *urlInterner) grow() {
 	old := u.slots
-	u.slots = make([]internSlot, 2*len(old))
+	u.slots = bigSlice[internSlot](2 * len(old))
 	mask := uint64(len(u.slots) - 1)
 	for _, s := range old {
 		if s.id == 0 {
@@ -126,7 +126,7 @@ func (b *corpusBuilder) build(nURL int) (*corpus, error) {
 	if uint64(b.rows) >= 1<<32 {
 		return nil, fmt.Errorf("cannot index %d SERP rows; at most 2³²-1", b.rows)
 	}
-	off := make([]uint32, n+1)
+	off := bigSlice[uint32](n + 1)
 	for _, ch := range b.chunks {
 		for _, p := range ch {
 			off[p.kw+1]++
@@ -135,8 +135,8 @@ func (b *corpusBuilder) build(nURL int) (*corpus, error) {
 	for i := 0; i < n; i++ {
 		off[i+1] += off[i]
 	}
-	urls := make([]uint32, b.rows)
-	fill := make([]uint32, n)
+	urls := bigSlice[uint32](b.rows)
+	fill := bigSlice[uint32](n)
 	copy(fill, off[:n])
 	for j, ch := range b.chunks {
 		for _, p := range ch {
@@ -147,7 +147,7 @@ func (b *corpusBuilder) build(nURL int) (*corpus, error) {
 	}
 	b.chunks = nil
 	// Drop duplicates in place; lastSeen[u] holds 1+the last keyword with u.
-	lastSeen := make([]uint32, nURL)
+	lastSeen := bigSlice[uint32](nURL)
 	w := uint32(0)
 	start := uint32(0)
 	for i := 0; i < n; i++ {

@@ -110,7 +110,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	e := &engine{opt: opt, n: n, kws: c.kws}
 
 	// Text order (usually the input order already: the lake is sorted).
-	tpos := make([]uint32, n) // input index -> position in text order
+	tpos := bigSlice[uint32](n) // input index -> position in text order
 	sorted := true
 	for i := 1; i < n; i++ {
 		if c.kws[i-1].Text >= c.kws[i].Text {
@@ -118,7 +118,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			break
 		}
 	}
-	byTextIdx := make([]uint32, n)
+	byTextIdx := bigSlice[uint32](n)
 	for i := range byTextIdx {
 		byTextIdx[i] = uint32(i)
 	}
@@ -135,7 +135,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	}
 	// Rank order: volume descending, then text ascending (tpos). The sort
 	// runs beside the URL statistics, which do not need it.
-	e.idx = make([]uint32, n)
+	e.idx = bigSlice[uint32](n)
 	for i := range e.idx {
 		e.idx[i] = uint32(i)
 	}
@@ -152,7 +152,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	}()
 
 	// Document frequencies and the hub cut.
-	df := make([]uint32, c.nURL)
+	df := bigSlice[uint32](c.nURL)
 	for _, u := range c.urls {
 		df[u]++
 	}
@@ -185,7 +185,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	// by URL id), so that a keyword's light URLs sorted by id are sorted
 	// rarest first, the order the light pass walks them. While numbering,
 	// code holds 1 + a hub's bit and 0 for a light URL.
-	code := make([]uint32, c.nURL)
+	code := bigSlice[uint32](c.nURL)
 	for b, u := range hubCands {
 		code[u] = uint32(b) + 1
 	}
@@ -202,7 +202,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	// Postings of equal df are adjacent, so their offsets follow from the
 	// counts alone.
 	nLight := uint32(c.nURL) - hubs
-	e.pOff = make([]uint32, int(nLight+1))
+	e.pOff = bigSlice[uint32](int(nLight + 1))
 	next := hubs
 	for d, x := range dfCount {
 		l := next - hubs
@@ -230,8 +230,8 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	})
 	code = nil
 	ranked.Wait()
-	e.rank = make([]uint32, n)
-	e.vol = make([]uint64, n)
+	e.rank = bigSlice[uint32](n)
+	e.vol = bigSlice[uint64](n)
 	for r, i := range e.idx {
 		e.rank[i] = uint32(r)
 		e.vol[r] = smooth(c.kws[i].Volume)
@@ -243,8 +243,8 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 
 	// Light sets and masks in rank space: each keyword's light count, then
 	// its light ids sorted and its hub bits.
-	e.mask = make([]uint64, n*e.w)
-	e.lOff = make([]uint32, n+1)
+	e.mask = bigSlice[uint64](n * e.w)
+	e.lOff = bigSlice[uint32](n + 1)
 	split(opt.Workers, n, func(lo, hi int) {
 		for r, i := range e.idx[lo:hi] {
 			nl := uint32(0)
@@ -259,7 +259,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	for r := range n {
 		e.lOff[r+1] += e.lOff[r]
 	}
-	e.lURL = make([]uint32, int(e.lOff[n]))
+	e.lURL = bigSlice[uint32](int(e.lOff[n]))
 	split(opt.Workers, n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			i := e.idx[r]
@@ -280,7 +280,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	// goroutine fills the lists of one range of light ids, about an equal
 	// share of the postings, and reads every keyword's list for them.
 	parts := postingParts(e.pOff, opt.Workers)
-	e.pKw = make([]uint32, len(e.lURL))
+	e.pKw = bigSlice[uint32](len(e.lURL))
 	parallel(len(parts)-1, func(p int) {
 		from, to := parts[p], parts[p+1]
 		fill := slices.Clone(e.pOff[from:to])
@@ -293,7 +293,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			}
 		}
 	})
-	e.meta = make([]kmeta, n)
+	e.meta = bigSlice[kmeta](n)
 	for r := range n {
 		m := &e.meta[r]
 		m.lv = uint8(logVolSteps * math.Log2(float64(e.vol[r])))
@@ -375,7 +375,7 @@ func (e *engine) buildGroups() {
 	// Each keyword's group, numbered by first appearance through a hash
 	// table of the distinct masks (a sort of the keywords by mask took
 	// seconds at 10M keywords); 0: no hubs.
-	of := make([]uint32, e.n)
+	of := bigSlice[uint32](e.n)
 	var masks []uint64             // the distinct masks, by first appearance
 	var size []uint32              // each one's number of keywords
 	slots := make([]uint32, 1<<10) // 1 + a mask's number; 0: empty
@@ -431,7 +431,7 @@ func (e *engine) buildGroups() {
 		e.gOff[j+1] = e.gOff[j] + size[g]
 		e.gMask = append(e.gMask, masks[int(g)*w:int(g)*w+w]...)
 	}
-	e.gKw = make([]uint32, int(e.gOff[groups]))
+	e.gKw = bigSlice[uint32](int(e.gOff[groups]))
 	for r, g := range of {
 		if g != 0 {
 			e.gKw[fill[g-1]] = uint32(r)
@@ -545,7 +545,7 @@ type worker struct {
 func (e *engine) newWorker() *worker {
 	return &worker{
 		e:      e,
-		cnt8:   make([]uint8, e.n),
+		cnt8:   bigSlice[uint8](e.n),
 		top:    make([]cand, 0, e.opt.TopK+1),
 		gStamp: make([]uint32, len(e.gOff)-1),
 	}
@@ -562,7 +562,7 @@ func (w *worker) one(k uint32) {
 	}
 	w.small = false
 	if w.cnt16 == nil {
-		w.cnt16 = make([]uint16, e.n)
+		w.cnt16 = bigSlice[uint16](e.n)
 	}
 	lightPass(w, k, w.cnt16)
 }
