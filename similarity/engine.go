@@ -706,23 +706,29 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 				continue
 			}
 		}
-		if len(rest) > 0 {
-			o += e.sharedLight(c, rest)
-		}
+		// min(hk, hubs(c)) bounds the hub part of the overlap, and the URLs
+		// left bound what the cut has not counted: a candidate whose bound
+		// can neither rank nor be same-intent is skipped before its URLs,
+		// then before its mask, are read. (255 hubs means "255 or more",
+		// so it bounds nothing.)
 		var mc kmeta
-		haveMC := false
+		haveMC, hb, bounded := false, int32(0), true
 		if hasHubs {
 			mc, haveMC = e.meta[c], true
-			if hcC := int32(mc.hc); hcC > 0 {
-				// o+min(hk, hcC) bounds the overlap; skip the mask read
-				// when even the bound can neither rank nor be same-intent.
-				// (255 means "255 or more", so it bounds nothing.)
-				ub := o + min(hk, hcC)
-				if hk < 255 && hcC < 255 && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
-					continue
-				}
-				o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
+			hb = min(hk, int32(mc.hc))
+			bounded = hk < 255 && mc.hc < 255
+		}
+		if len(rest) > 0 {
+			if ub := o + int32(len(rest)) + hb; hasHubs && bounded && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
+				continue
 			}
+			o += e.sharedLight(c, rest)
+		}
+		if hb > 0 {
+			if ub := o + hb; bounded && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
+				continue
+			}
+			o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
 		}
 		if o >= minO && c > k {
 			if hi, lo := hiLo(vk, e.vol[c]); ratioWithin(hi, lo, e.opt.MaxRatio) {
