@@ -28,6 +28,7 @@ type urlInterner struct {
 	s1, s2 maphash.Seed
 	slots  []internSlot
 	n      int
+	sink   uint32 // keeps peek's loads
 }
 
 // internSlot holds a key's hash (its second word and the top half of its
@@ -53,6 +54,15 @@ func (u *urlInterner) hash(key []byte) [2]uint64 {
 }
 
 func (u *urlInterner) len() int { return u.n }
+
+// internAhead is how many rows ahead of its lookup a row's slot is peeked.
+const internAhead = 8
+
+// peek loads h's home slot, so that id(h) a few calls later finds it in
+// cache. Its result means nothing; callers add it to sink.
+func (u *urlInterner) peek(h [2]uint64) uint32 {
+	return u.slots[uint64(uint32(h[0]>>32))&uint64(len(u.slots)-1)].id
+}
 
 // id returns h's id, giving it the next one if it is new.
 func (u *urlInterner) id(h [2]uint64) uint32 {
@@ -114,7 +124,7 @@ func (b *corpusBuilder) add(kw int, url uint32) {
 	case len(b.chunks) == 0:
 		b.chunks = append(b.chunks, nil)
 	case len(b.chunks[len(b.chunks)-1]) == builderChunk:
-		b.chunks = append(b.chunks, make([]builderPair, 0, builderChunk))
+		b.chunks = append(b.chunks, bigSlice[builderPair](builderChunk)[:0])
 	}
 	last := &b.chunks[len(b.chunks)-1]
 	*last = append(*last, builderPair{uint32(kw), url})

@@ -218,7 +218,17 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 			},
 			func(cb *lake.ColumnBatch) error {
 				m := cb.Aux.(*serpMatch)
+				// Each row's slot is loaded a few rows ahead of its lookup,
+				// so the table's cache misses overlap instead of queueing
+				// behind each lookup's branches.
+				var ahead uint32
+				for j := range min(internAhead, len(m.h)) {
+					ahead += urls.peek(m.h[j])
+				}
 				for j, i := range m.kw {
+					if j+internAhead < len(m.h) {
+						ahead += urls.peek(m.h[j+internAhead])
+					}
 					if i < 0 || (from[i] != 0 && from[i] != tag) || !kw.InTop(m.rank[j]) || kept[i] >= kw.MaxRank {
 						continue
 					}
@@ -233,6 +243,7 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 					kept[i]++
 					b.add(int(i), urls.id(m.h[j]))
 				}
+				urls.sink += ahead
 				return nil
 			})
 		if err != nil {
