@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -372,47 +373,31 @@ func (e *engine) buildGroups() {
 	if w == 0 {
 		return
 	}
-	// Each keyword's group, numbered by first appearance through a hash
-	// table of the distinct masks (a sort of the keywords by mask took
-	// seconds at 10M keywords); 0: no hubs.
+	// Each keyword's group, numbered by first appearance through a map of
+	// the distinct masks (a sort of the keywords by mask took seconds at
+	// 10M keywords); 0: no hubs.
 	of := bigSlice[uint32](e.n)
-	var masks []uint64             // the distinct masks, by first appearance
-	var size []uint32              // each one's number of keywords
-	slots := make([]uint32, 1<<10) // 1 + a mask's number; 0: empty
-	find := func(m []uint64) uint32 {
-		bits := uint64(len(slots) - 1)
-		for i := maskHash(m) & bits; ; i = (i + 1) & bits {
-			g := slots[i]
-			if g == 0 {
-				masks = append(masks, m...)
-				size = append(size, 0)
-				slots[i] = uint32(len(size))
-				return uint32(len(size))
-			}
-			if slices.Equal(m, masks[int(g-1)*w:int(g)*w]) {
-				return g
-			}
-		}
-	}
+	ids := map[string]uint32{} // a mask's bytes -> 1 + its number
+	var masks []uint64         // the distinct masks, by first appearance
+	var size []uint32          // each one's number of keywords
+	key := make([]byte, 8*w)
 	for r := 0; r < e.n; r++ {
 		m := e.mask[r*w : r*w+w]
 		if zero(m) {
 			continue
 		}
-		g := find(m)
+		for j, x := range m {
+			binary.LittleEndian.PutUint64(key[8*j:], x)
+		}
+		g, ok := ids[string(key)]
+		if !ok {
+			masks = append(masks, m...)
+			size = append(size, 0)
+			g = uint32(len(size))
+			ids[string(key)] = g
+		}
 		of[r] = g
 		size[g-1]++
-		if 2*len(size) > len(slots) {
-			slots = make([]uint32, 2*len(slots))
-			bits := uint64(len(slots) - 1)
-			for g := range size {
-				i := maskHash(masks[g*w:g*w+w]) & bits
-				for slots[i] != 0 {
-					i = (i + 1) & bits
-				}
-				slots[i] = uint32(g + 1)
-			}
-		}
 	}
 	groups := len(size)
 	byMask := make([]uint32, groups)
@@ -453,16 +438,6 @@ func (e *engine) buildGroups() {
 			fill[b]++
 		})
 	}
-}
-
-// maskHash mixes a mask's words for buildGroups' table.
-func maskHash(m []uint64) uint64 {
-	h := uint64(0x9e3779b97f4a7c15)
-	for _, x := range m {
-		h = (h ^ x) * 0xff51afd7ed558ccd
-		h ^= h >> 32
-	}
-	return h
 }
 
 func zero(m []uint64) bool {
