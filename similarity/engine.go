@@ -673,7 +673,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 			continue
 		}
 		o := int32(cnt[c])
-		if ub := o + slack; len(w.top) == K && ub < w.top[K-1].o {
+		if ub := o + slack; !w.needs(ub) {
 			if ub < minO {
 				break
 			}
@@ -694,13 +694,14 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 			bounded = hk < 255 && mc.hc < 255
 		}
 		if len(rest) > 0 {
-			if ub := o + int32(len(rest)) + hb; hasHubs && bounded && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
+			// With hb = hk this is the slack test above, already passed.
+			if ub := o + int32(len(rest)) + hb; hb < hk && bounded && (ub < minO || c < k) && !w.needs(ub) {
 				continue
 			}
 			o += e.sharedLight(c, rest)
 		}
 		if hb > 0 {
-			if ub := o + hb; bounded && (ub < minO || c < k) && len(w.top) == K && ub < w.top[K-1].o {
+			if ub := o + hb; bounded && (ub < minO || c < k) && !w.needs(ub) {
 				continue
 			}
 			o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
