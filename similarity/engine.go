@@ -141,16 +141,14 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 		e.idx[i] = uint32(i)
 	}
 	var ranked sync.WaitGroup
-	ranked.Add(1)
-	go func() {
-		defer ranked.Done()
+	ranked.Go(func() {
 		slices.SortFunc(e.idx, func(a, b uint32) int {
 			if va, vb := rankVolume(c.kws[a].Volume), rankVolume(c.kws[b].Volume); va != vb {
 				return cmp.Compare(vb, va)
 			}
 			return cmp.Compare(tpos[a], tpos[b])
 		})
-	}()
+	})
 
 	// Document frequencies and the hub cut.
 	df := bigSlice[uint32](c.nURL)
@@ -315,11 +313,7 @@ func parallel(parts int, fn func(p int)) {
 	}
 	var wg sync.WaitGroup
 	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(p)
-		}()
+		wg.Go(func() { fn(p) })
 	}
 	wg.Wait()
 }
