@@ -179,10 +179,17 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		krep    Report
 		kres    WriteResult
 		pending *lake.Writer[kw.KeywordRecord] // the keywords partition, written, not yet published
+		sres    WriteResult
+		slake   *lake.SERPWriter // the SERPs partition, likewise
 	)
+	// Whatever was staged and not published is dropped (Abort after a
+	// Commit does nothing).
 	defer func() {
 		if pending != nil {
 			pending.Abort()
+		}
+		if slake != nil {
+			slake.Abort()
 		}
 	}()
 	if len(opt.PlannerCSV) > 0 {
@@ -199,15 +206,6 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 
 	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, serpBudget)
 	defer serps.Abort()
-	var (
-		sres  WriteResult
-		slake *lake.SERPWriter
-	)
-	defer func() {
-		if slake != nil {
-			slake.Abort()
-		}
-	}()
 	if len(opt.SERPJSONL) > 0 {
 		g.Go(func() error {
 			var err error
