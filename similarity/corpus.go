@@ -3,6 +3,7 @@ package similarity
 import (
 	"fmt"
 	"hash/maphash"
+	"sync"
 )
 
 // corpus is the stage's input with URLs as integer ids: the keywords in
@@ -55,7 +56,7 @@ func (u *urlInterner) hash(key []byte) [2]uint64 {
 
 func (u *urlInterner) len() int { return u.n }
 
-// internAhead is how many rows ahead of its lookup a row's slot is peeked.
+// internAhead is how many keys ahead of its lookup a key's home slot is peeked.
 const internAhead = 8
 
 // peek loads h's home slot, so that id(h) a few calls later finds it in
@@ -100,62 +101,211 @@ func (u *urlInterner) grow() {
 	}
 }
 
-// corpusBuilder collects (keyword, URL id) pairs in any order and builds the
-// CSR sets, dropping duplicates within a keyword. The pairs go into chunks
-// of a fixed size rather than one growing slice, whose copies would leave
-// garbage as large as the pairs themselves (1.5 GB at 10M keywords) for
-// the collector to find while the URL table also grows.
-type corpusBuilder struct {
-	kws    []Keyword
-	chunks [][]builderPair
-	rows   int
+// internShards is the most goroutines that intern URL keys while the SERPs
+// are read. Interning is the read's one serial step: about 200M lookups in
+// a table of gigabytes at 10M keywords, each a cache miss, and the faults
+// of the table's fresh memory as it grows.
+const internShards = 8
+
+// shardedInterner interns the URL keys of SERP rows on its own goroutines,
+// one per shard of the keys (a few low bits of the hash, which the table
+// does not use), each with its own table. The reading goroutine hands it
+// one batch of rows at a time and writes a batch's ids while the shards
+// intern the next one. A key's id is its id within its shard, shifted
+// left by the shard bits, with the shard in those bits; shardIDs makes
+// them dense. The ids are those of the same input whatever the timing.
+type shardedInterner struct {
+	bits   uint
+	tables []*urlInterner
+	in     []chan *internBatch
+	free   []*internBatch
+	wg     sync.WaitGroup
 }
 
-// builderPair is one SERP row: a keyword index and a URL id.
-type builderPair struct{ kw, url uint32 }
+// internBatch is one batch of rows on its way through the shards.
+type internBatch struct {
+	start int            // the position of its first row among the builder's rows
+	shard []uint8        // each row's shard
+	keys  [][][2]uint64  // per shard, its rows' keys in row order
+	ids   [][]uint32     // per shard, their ids
+	done  sync.WaitGroup // one count per shard
+}
 
-// builderChunk is the number of pairs in a chunk (8 MiB).
-const builderChunk = 1 << 20
-
-func (b *corpusBuilder) add(kw int, url uint32) {
-	// The first chunk grows as small inputs need; the next ones are
-	// allocated whole.
-	switch {
-	case len(b.chunks) == 0:
-		b.chunks = append(b.chunks, nil)
-	case len(b.chunks[len(b.chunks)-1]) == builderChunk:
-		b.chunks = append(b.chunks, bigSlice[builderPair](builderChunk)[:0])
+// newShardedInterner starts the largest power of two of shards up to
+// workers and internShards (at least one).
+func newShardedInterner(workers int) *shardedInterner {
+	s := &shardedInterner{}
+	for 1<<(s.bits+1) <= min(workers, internShards) {
+		s.bits++
 	}
-	last := &b.chunks[len(b.chunks)-1]
-	*last = append(*last, builderPair{uint32(kw), url})
-	b.rows++
+	for i := range 1 << s.bits {
+		u, in := newURLInterner(), make(chan *internBatch, 1)
+		s.tables, s.in = append(s.tables, u), append(s.in, in)
+		s.wg.Go(func() {
+			for b := range in {
+				keys, ids := b.keys[i], b.ids[i][:0]
+				// Each key's home slot is loaded a few keys ahead of its
+				// lookup, so the table's cache misses overlap instead of
+				// queueing behind each lookup's branches.
+				var ahead uint32
+				for j, h := range keys {
+					if j+internAhead < len(keys) {
+						ahead += u.peek(keys[j+internAhead])
+					}
+					ids = append(ids, u.id(h))
+				}
+				u.sink += ahead
+				b.ids[i] = ids
+				b.done.Done()
+			}
+		})
+	}
+	return s
 }
 
-func (b *corpusBuilder) build(nURL int) (*corpus, error) {
-	n := len(b.kws)
-	if uint64(b.rows) >= 1<<32 {
-		return nil, fmt.Errorf("cannot index %d SERP rows; at most 2³²-1", b.rows)
+// hash is the key's hash for add; it is safe for concurrent use.
+func (s *shardedInterner) hash(key []byte) [2]uint64 { return s.tables[0].hash(key) }
+
+// batch returns an empty batch whose first row is the builder's row start.
+func (s *shardedInterner) batch(start int) *internBatch {
+	var b *internBatch
+	if n := len(s.free); n > 0 {
+		b, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		b = &internBatch{keys: make([][][2]uint64, len(s.tables)), ids: make([][]uint32, len(s.tables))}
+	}
+	b.start, b.shard = start, b.shard[:0]
+	for i := range b.keys {
+		b.keys[i] = b.keys[i][:0]
+	}
+	return b
+}
+
+// add appends a row with key h to b.
+func (s *shardedInterner) add(b *internBatch, h [2]uint64) {
+	sh := uint8(h[0] & (1<<s.bits - 1))
+	b.shard = append(b.shard, sh)
+	b.keys[sh] = append(b.keys[sh], h)
+}
+
+// send hands b to the shards.
+func (s *shardedInterner) send(b *internBatch) {
+	b.done.Add(len(s.in))
+	for _, in := range s.in {
+		in <- b
+	}
+}
+
+// finish waits for b's ids and writes them over urls[b.start:], in row
+// order.
+func (s *shardedInterner) finish(b *internBatch, urls []uint32) {
+	b.done.Wait()
+	var next [internShards]int
+	for j, sh := range b.shard {
+		urls[b.start+j] = b.ids[sh][next[sh]]<<s.bits | uint32(sh)
+		next[sh]++
+	}
+	s.free = append(s.free, b)
+}
+
+// close stops the shards' goroutines once they are done with what they
+// were sent. It returns the number of distinct keys and the map to dense
+// ids, or an error if a shard's ids do not fit beside the shard bits.
+func (s *shardedInterner) close() (int, shardIDs, error) {
+	s.stop()
+	ids := shardIDs{bits: s.bits}
+	n := 0
+	for i, u := range s.tables {
+		if uint64(u.len()) > 1<<(32-s.bits) {
+			return 0, ids, fmt.Errorf("cannot index %d distinct URLs in one of %d shards; at most 2^%d", u.len(), len(s.tables), 32-s.bits)
+		}
+		ids.base[i] = uint32(n)
+		n += u.len()
+	}
+	if uint64(n) >= 1<<32 {
+		return 0, ids, fmt.Errorf("cannot index %d distinct URLs; at most 2³²-1", n)
+	}
+	return n, ids, nil
+}
+
+// stop stops the shards' goroutines, once; a batch sent is finished first.
+func (s *shardedInterner) stop() {
+	for _, in := range s.in {
+		close(in)
+	}
+	s.in = nil
+	s.wg.Wait()
+}
+
+// shardIDs maps a shardedInterner's ids to dense ones: the keys of shard
+// 0 first, then those of shard 1, and so on. Its zero value maps every id
+// to itself.
+type shardIDs struct {
+	bits uint
+	base [internShards]uint32
+}
+
+func (m shardIDs) dense(u uint32) uint32 {
+	return m.base[u&(1<<m.bits-1)] + u>>m.bits
+}
+
+// corpusBuilder collects SERP rows, each a keyword index and a URL id, and
+// builds the CSR sets, dropping duplicates within a keyword. The URL ids are
+// kept in arrival order with a run per stretch of rows of one keyword: when
+// each keyword has one run and the runs come in keyword order (a lake
+// partition's order), the ids already are the CSR array and build only
+// drops duplicates, in place.
+type corpusBuilder struct {
+	kws  []Keyword
+	urls []uint32
+	runs []builderRun
+}
+
+// builderRun says that the rows from urls[start] to the next run's start
+// are keyword kw's.
+type builderRun struct{ kw, start uint32 }
+
+// add appends a row. The run offsets are 32-bit: build rejects 2³² rows or
+// more.
+func (b *corpusBuilder) add(kw int, url uint32) {
+	if n := len(b.runs); n == 0 || b.runs[n-1].kw != uint32(kw) {
+		b.runs = append(b.runs, builderRun{uint32(kw), uint32(len(b.urls))})
+	}
+	b.urls = append(b.urls, url)
+}
+
+// build makes the corpus of nURL distinct URLs. ids maps the rows' ids to
+// dense ones in [0, nURL).
+func (b *corpusBuilder) build(nURL int, ids shardIDs) (*corpus, error) {
+	n, rows := len(b.kws), len(b.urls)
+	if uint64(rows) >= 1<<32 {
+		return nil, fmt.Errorf("cannot index %d SERP rows; at most 2³²-1", rows)
+	}
+	end := func(r int) uint32 {
+		if r+1 < len(b.runs) {
+			return b.runs[r+1].start
+		}
+		return uint32(rows)
 	}
 	off := bigSlice[uint32](n + 1)
-	for _, ch := range b.chunks {
-		for _, p := range ch {
-			off[p.kw+1]++
-		}
+	inOrder := true
+	for r, run := range b.runs {
+		off[run.kw+1] += end(r) - run.start
+		inOrder = inOrder && (r == 0 || run.kw > b.runs[r-1].kw)
 	}
 	for i := 0; i < n; i++ {
 		off[i+1] += off[i]
 	}
-	urls := bigSlice[uint32](b.rows)
-	fill := bigSlice[uint32](n)
-	copy(fill, off[:n])
-	for j, ch := range b.chunks {
-		for _, p := range ch {
-			urls[fill[p.kw]] = p.url
-			fill[p.kw]++
+	urls := b.urls
+	if !inOrder {
+		urls = bigSlice[uint32](rows)
+		fill := bigSlice[uint32](n)
+		copy(fill, off[:n])
+		for r, run := range b.runs {
+			fill[run.kw] += uint32(copy(urls[fill[run.kw]:], b.urls[run.start:end(r)]))
 		}
-		b.chunks[j] = nil
 	}
-	b.chunks = nil
+	b.urls, b.runs = nil, nil
 	// Drop duplicates in place; lastSeen[u] holds 1+the last keyword with u.
 	lastSeen := bigSlice[uint32](nURL)
 	w := uint32(0)
@@ -163,6 +313,7 @@ func (b *corpusBuilder) build(nURL int) (*corpus, error) {
 	for i := 0; i < n; i++ {
 		end := off[i+1]
 		for _, u := range urls[start:end] {
+			u = ids.dense(u)
 			if lastSeen[u] != uint32(i)+1 {
 				lastSeen[u] = uint32(i) + 1
 				urls[w] = u
@@ -198,5 +349,5 @@ func newCorpus(keywords []Keyword, serps [][]string) (*corpus, error) {
 	}
 	n := len(ids)
 	ids = nil
-	return b.build(n)
+	return b.build(n, shardIDs{})
 }

@@ -1,8 +1,17 @@
 package similarity
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // TestURLInterner checks that ids are dense, in first-seen order, and
@@ -48,5 +57,58 @@ func TestURLInternerKeepsHashBits(t *testing.T) {
 		if id := u.id(h); id != uint32(i) {
 			t.Fatalf("hash %d again got id %d, want %d", i, id, i)
 		}
+	}
+}
+
+// TestReadSERPsShards checks the corpus read from a lake of several row
+// groups: the same sets as newCorpus builds from the same SERPs, whatever
+// the number of interning shards, up to the naming of the URL ids.
+func TestReadSERPsShards(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	kws, serps := randomCorpus(rng, 40_000, 60_000)
+	idx := make([]int, len(kws))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(kws[a].Text, kws[b].Text) })
+	sk, ss := make([]Keyword, len(kws)), make([][]string, len(kws))
+	texts := make([]string, len(kws))
+	for i, j := range idx {
+		sk[i], ss[i], texts[i] = kws[j], serps[j], kws[j].Text
+	}
+	const date = "2026-11-21"
+	data := t.TempDir()
+	writeLake(t, data, "us", date, sk, map[string][][]string{date: ss}, map[string][]string{date: texts})
+	if n, err := lake.Rows(data, kw.DatasetSERPs, "us", date); err != nil || n < 2*128*1024 {
+		t.Fatalf("%d SERP rows (%v); the test needs several row groups", n, err)
+	}
+	want, err := newCorpus(sk, topSERPs(ss))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon(want)
+	day, _ := time.Parse(kw.DateLayout, date)
+	for _, workers := range []int{1, 2, 3, 8} {
+		got, withSERP, err := readSERPs(context.Background(), RunOptions{Data: data, MaxAgeDays: 30, Options: Options{Workers: workers}}, "us", day, sk, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		canon(got)
+		if got.nURL != want.nURL || !slices.Equal(got.off, want.off) || !slices.Equal(got.urls, want.urls) || withSERP == 0 {
+			t.Fatalf("%d workers: %d URLs, %d rows, %d with a SERP; want %d URLs, %d rows and the same sets", workers, got.nURL, len(got.urls), withSERP, want.nURL, len(want.urls))
+		}
+	}
+}
+
+// canon renames c's URL ids in order of first appearance.
+func canon(c *corpus) {
+	name := make([]uint32, c.nURL)
+	next := uint32(0)
+	for i, u := range c.urls {
+		if name[u] == 0 {
+			next++
+			name[u] = next
+		}
+		c.urls[i] = name[u] - 1
 	}
 }

@@ -195,8 +195,21 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 			byText[k.Text] = uint32(i)
 		}
 	}
-	urls := newURLInterner()
-	b := corpusBuilder{kws: kws}
+	// The builder's ids get room at once for as many rows as may be kept
+	// (every row, at most kw.MaxRank a keyword), which costs only the pages
+	// the kept rows touch.
+	rows := int64(0)
+	for _, d := range use {
+		n, err := lake.Rows(opt.Data, kw.DatasetSERPs, cc, d)
+		if err != nil {
+			return nil, 0, fmt.Errorf("cannot read SERPs of %s: %w", d, err)
+		}
+		rows += n
+	}
+	b := corpusBuilder{kws: kws, urls: bigSlice[uint32](int(min(rows, int64(len(kws))*kw.MaxRank)))[:0]}
+	urls := newShardedInterner(opt.Workers)
+	defer urls.stop()
+	var inFlight *internBatch
 	// from[i] is 1 + the position in use of the date keyword i's SERP came
 	// from; rows of older dates for that keyword are skipped. kept[i] is the
 	// number of rows of that SERP kept so far: it is only ever non-zero for
@@ -218,15 +231,8 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 			},
 			func(cb *lake.ColumnBatch) error {
 				m := cb.Aux.(*serpMatch)
-				// Each row's slot is loaded a few rows ahead of its lookup,
-				// so the table's cache misses overlap instead of queueing
-				// behind each lookup's branches. (A batch's first rows go
-				// without: a batch is a row group, 131,072 rows in the lake.)
-				var ahead uint32
+				ib := urls.batch(len(b.urls))
 				for j, i := range m.kw {
-					if j+internAhead < len(m.h) {
-						ahead += urls.peek(m.h[j+internAhead])
-					}
 					if i < 0 || (from[i] != 0 && from[i] != tag) || !kw.InTop(m.rank[j]) || kept[i] >= kw.MaxRank {
 						continue
 					}
@@ -239,19 +245,33 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 						withSERP++
 					}
 					kept[i]++
-					b.add(int(i), urls.id(m.h[j]))
+					b.add(int(i), 0)
+					urls.add(ib, m.h[j])
 				}
-				urls.sink += ahead
+				// The shards intern this batch while the previous one's ids
+				// are written and the next one is filtered.
+				urls.send(ib)
+				if inFlight != nil {
+					urls.finish(inFlight, b.urls)
+				}
+				inFlight = ib
 				return nil
 			})
 		if err != nil {
 			return nil, 0, fmt.Errorf("cannot read SERPs of %s: %w", d, err)
 		}
 	}
+	if inFlight != nil {
+		urls.finish(inFlight, b.urls)
+	}
 	if badURLs > 0 {
 		log.Info("similarity skipped SERP rows without a url_key", "rows", badURLs)
 	}
-	c, err := b.build(urls.len())
+	nURL, ids, err := urls.close()
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := b.build(nURL, ids)
 	return c, withSERP, err
 }
 
@@ -266,7 +286,7 @@ type serpMatch struct {
 	rank []int32
 }
 
-func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byText map[string]uint32, urls *urlInterner) {
+func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byText map[string]uint32, urls *shardedInterner) {
 	m.kw, m.h, m.rank = m.kw[:0], m.h[:0], m.rank[:0]
 	var prev []byte
 	idx := int32(-1)
