@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The exact fast path (SPEC §6), in short.
@@ -596,6 +597,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 				break
 			}
 		}
+		w.fetchPostings(lk, i+1)
 		for _, c := range e.pKw[e.pOff[l]:e.pOff[l+1]] {
 			x := cnt[c]
 			if x == 0 {
@@ -612,7 +614,8 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 		// Finishing the counts by walking the postings left, without
 		// taking new candidates, is cheaper than a random read of each
 		// seen candidate's URLs.
-		for _, l := range rest {
+		for i, l := range rest {
+			w.fetchPostings(rest, i+1)
 			for _, c := range e.pKw[e.pOff[l]:e.pOff[l+1]] {
 				if x := cnt[c]; x != 0 {
 					cnt[c] = x + 1
@@ -662,7 +665,25 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
 	// the current w (worstC).
 	worstC, tieSteps := ^uint32(0), int32(0)
-	for _, c := range order {
+	nl := uint32(len(e.lURL))
+	for j, c := range order {
+		// The data of the candidates a few places on is fetched while
+		// this one is decided: these reads miss the cache, and each one
+		// otherwise waits for the last one's branches.
+		if j+2*candAhead < len(order) {
+			c2 := order[j+2*candAhead]
+			prefetch(unsafe.Pointer(&e.lOff[c2]))
+			prefetch(unsafe.Pointer(&e.meta[c2]))
+			prefetch(unsafe.Pointer(&e.vol[c2]))
+			if W > 0 {
+				prefetch(unsafe.Pointer(&e.mask[int(c2)*W]))
+			}
+		}
+		if j+candAhead < len(order) {
+			if o := e.lOff[order[j+candAhead]]; o < nl {
+				prefetch(unsafe.Pointer(&e.lURL[o]))
+			}
+		}
 		if c == k {
 			continue
 		}
@@ -744,6 +765,23 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 // 1.6 times as long as always walking, and this ratio about as long as
 // walking.
 var walkFinish uint64 = 8
+
+// candAhead is how many candidates ahead the candidate loop fetches a
+// candidate's light URLs, and twice that its other data: on 270,270 of
+// the 10M long-tail keywords (two workers, three alternated rounds) 2, 4
+// and 8 took 0.94, 0.91 and 0.93 times as long as no fetching.
+const candAhead = 4
+
+// fetchPostings asks for the start of the postings of URL ls[i], if any,
+// while the URL before it is walked: a posting list starts at random, and
+// the long tail's lists are a few entries long.
+func (w *worker) fetchPostings(ls []uint32, i int) {
+	if i < len(ls) {
+		if o := w.e.pOff[ls[i]]; int(o) < len(w.e.pKw) {
+			prefetch(unsafe.Pointer(&w.e.pKw[o]))
+		}
+	}
+}
 
 // The ways to finish the counts after a cut that Options.finish can force.
 const (
