@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"unsafe"
 )
 
 // corpus is the stage's input with URLs as integer ids: the keywords in
@@ -29,7 +30,6 @@ type urlInterner struct {
 	s1, s2 maphash.Seed
 	slots  []internSlot
 	n      int
-	sink   uint32 // keeps peek's loads
 }
 
 // internSlot holds a key's hash (its second word and the top half of its
@@ -56,13 +56,14 @@ func (u *urlInterner) hash(key []byte) [2]uint64 {
 
 func (u *urlInterner) len() int { return u.n }
 
-// internAhead is how many keys ahead of its lookup a key's home slot is peeked.
+// internAhead is how many keys ahead of its lookup a key's home slot is
+// fetched.
 const internAhead = 8
 
-// peek loads h's home slot, so that id(h) a few calls later finds it in
-// cache. Its result means nothing; callers add it to sink.
-func (u *urlInterner) peek(h [2]uint64) uint32 {
-	return u.slots[uint64(uint32(h[0]>>32))&uint64(len(u.slots)-1)].id
+// fetch asks for h's home slot, so that id(h) a few calls later finds it
+// in cache.
+func (u *urlInterner) fetch(h [2]uint64) {
+	prefetch(unsafe.Pointer(&u.slots[uint64(uint32(h[0]>>32))&uint64(len(u.slots)-1)]))
 }
 
 // id returns h's id, giving it the next one if it is new.
@@ -144,17 +145,15 @@ func newShardedInterner(workers int) *shardedInterner {
 		s.wg.Go(func() {
 			for b := range in {
 				keys, ids := b.keys[i], b.ids[i][:0]
-				// Each key's home slot is loaded a few keys ahead of its
+				// Each key's home slot is fetched a few keys ahead of its
 				// lookup, so the table's cache misses overlap instead of
 				// queueing behind each lookup's branches.
-				var ahead uint32
 				for j, h := range keys {
 					if j+internAhead < len(keys) {
-						ahead += u.peek(keys[j+internAhead])
+						u.fetch(keys[j+internAhead])
 					}
 					ids = append(ids, u.id(h))
 				}
-				u.sink += ahead
 				b.ids[i] = ids
 				b.done.Done()
 			}
