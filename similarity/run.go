@@ -84,33 +84,43 @@ func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
 	return stats, nil
 }
 
-// keywordCols are the keyword columns Run reads; the reader skips the
-// others.
-type keywordCols struct {
-	Keyword   string `parquet:"keyword"`
-	Volume    *int64 `parquet:"volume,optional"`
-	CPCMicros *int64 `parquet:"cpc_micros,optional"`
-}
-
-// orNoValue is a lake column's value, or NoValue for a null.
-func orNoValue(p *int64) int64 {
-	if p == nil {
-		return NoValue
+// readKeywords reads the keyword, volume and CPC of a keywords partition
+// in the lake's order. Each row group's texts share one string, so a
+// keyword costs no allocation of its own.
+func readKeywords(ctx context.Context, data, cc, date string) ([]Keyword, error) {
+	n, err := lake.Rows(data, kw.DatasetKeywords, cc, date)
+	if err != nil {
+		return nil, err
 	}
-	return *p
+	kws := make([]Keyword, 0, n)
+	var buf []byte
+	err = lake.ScanTyped(ctx, data, kw.DatasetKeywords, cc, date, []string{"keyword", "volume?", "cpc_micros?"}, func(b *lake.TypedBatch) error {
+		buf = buf[:0]
+		for r := range b.Rows {
+			buf = append(buf, b.Bytes(0, r)...)
+		}
+		texts, at := string(buf), 0
+		for r := range b.Rows {
+			k := Keyword{Text: texts[at : at+len(b.Bytes(0, r))], Volume: NoValue, CPCMicros: NoValue}
+			at += len(k.Text)
+			if v, ok := b.Int64(1, r); ok {
+				k.Volume = v
+			}
+			if v, ok := b.Int64(2, r); ok {
+				k.CPCMicros = v
+			}
+			kws = append(kws, k)
+		}
+		return nil
+	})
+	return kws, err
 }
 
 func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (RunStats, error) {
 	start := time.Now()
 	log := opt.Logger.With("country", cc, "date", opt.Date)
 	st := RunStats{Country: cc}
-	var kws []Keyword
-	err := lake.Scan(ctx, opt.Data, kw.DatasetKeywords, cc, opt.Date, func(batch []keywordCols) error {
-		for _, r := range batch {
-			kws = append(kws, Keyword{Text: strings.Clone(r.Keyword), Volume: orNoValue(r.Volume), CPCMicros: orNoValue(r.CPCMicros)})
-		}
-		return nil
-	})
+	kws, err := readKeywords(ctx, opt.Data, cc, opt.Date)
 	if err != nil {
 		return st, fmt.Errorf("cannot read keywords: %w", err)
 	}
