@@ -32,7 +32,7 @@ test: test-race
 # The concurrent packages once more under the race detector, on every
 # `make test` (and so in CI), so that they stay clean under it.
 test-race:
-	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/...
+	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/... ./similarity/...
 
 # Every figure is printed beside its baseline, measured in the same run.
 bench: bench-ingest bench-similarity bench-build-index bench-serve
