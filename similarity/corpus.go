@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
-	"unsafe"
 )
 
 // corpus is the stage's input with URLs as integer ids: the keywords in
@@ -57,20 +56,19 @@ func (u *urlInterner) hash(key []byte) [2]uint64 {
 func (u *urlInterner) len() int { return u.n }
 
 // internAhead is how many keys ahead of its lookup a key's home slot is
-// fetched.
+// fetched, so that the lookup finds it in cache.
 const internAhead = 8
 
-// fetch asks for h's home slot, so that id(h) a few calls later finds it
-// in cache.
-func (u *urlInterner) fetch(h [2]uint64) {
-	prefetch(unsafe.Pointer(&u.slots[uint64(uint32(h[0]>>32))&uint64(len(u.slots)-1)]))
+// home is h's home slot: the top half of its first word, masked.
+func (u *urlInterner) home(h [2]uint64) int {
+	return int(uint64(uint32(h[0]>>32)) & uint64(len(u.slots)-1))
 }
 
 // id returns h's id, giving it the next one if it is new.
 func (u *urlInterner) id(h [2]uint64) uint32 {
 	h0, h1 := uint32(h[0]>>32), h[1]
 	mask := uint64(len(u.slots) - 1)
-	for i := uint64(h0) & mask; ; i = (i + 1) & mask {
+	for i := uint64(u.home(h)); ; i = (i + 1) & mask {
 		s := &u.slots[i]
 		if s.id == 0 {
 			s.h1, s.h0, s.id = h1, h0, uint32(u.n)+1
@@ -150,7 +148,7 @@ func newShardedInterner(workers int) *shardedInterner {
 				// queueing behind each lookup's branches.
 				for j, h := range keys {
 					if j+internAhead < len(keys) {
-						u.fetch(keys[j+internAhead])
+						fetch(u.slots, u.home(keys[j+internAhead]))
 					}
 					ids = append(ids, u.id(h))
 				}

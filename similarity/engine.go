@@ -665,25 +665,11 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
 	// the current w (worstC).
 	worstC, tieSteps := ^uint32(0), int32(0)
-	nl := uint32(len(e.lURL))
 	for j, c := range order {
 		// The data of the candidates a few places on is fetched while
 		// this one is decided: these reads miss the cache, and each one
 		// otherwise waits for the last one's branches.
-		if j+2*candAhead < len(order) {
-			c2 := order[j+2*candAhead]
-			prefetch(unsafe.Pointer(&e.lOff[c2]))
-			prefetch(unsafe.Pointer(&e.meta[c2]))
-			prefetch(unsafe.Pointer(&e.vol[c2]))
-			if W > 0 {
-				prefetch(unsafe.Pointer(&e.mask[int(c2)*W]))
-			}
-		}
-		if j+candAhead < len(order) {
-			if o := e.lOff[order[j+candAhead]]; o < nl {
-				prefetch(unsafe.Pointer(&e.lURL[o]))
-			}
-		}
+		w.fetchCandidates(order, j)
 		if c == k {
 			continue
 		}
@@ -777,9 +763,31 @@ const candAhead = 4
 // the long tail's lists are a few entries long.
 func (w *worker) fetchPostings(ls []uint32, i int) {
 	if i < len(ls) {
-		if o := w.e.pOff[ls[i]]; int(o) < len(w.e.pKw) {
-			prefetch(unsafe.Pointer(&w.e.pKw[o]))
-		}
+		fetch(w.e.pKw, int(w.e.pOff[ls[i]]))
+	}
+}
+
+// fetchCandidates asks for the light URLs of the candidate candAhead
+// places after order[j] and the rest of the data of the one 2·candAhead
+// places after it (whose offset into the light URLs is then in cache).
+func (w *worker) fetchCandidates(order []uint32, j int) {
+	e := w.e
+	if j+2*candAhead < len(order) {
+		c := int(order[j+2*candAhead])
+		fetch(e.lOff, c)
+		fetch(e.meta, c)
+		fetch(e.vol, c)
+		fetch(e.mask, c*e.w)
+	}
+	if j+candAhead < len(order) {
+		fetch(e.lURL, int(e.lOff[order[j+candAhead]]))
+	}
+}
+
+// fetch asks for the cache line of s[i], if s has an element i.
+func fetch[T any](s []T, i int) {
+	if uint(i) < uint(len(s)) {
+		prefetch(unsafe.Pointer(&s[i]))
 	}
 }
 
