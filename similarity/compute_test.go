@@ -260,9 +260,10 @@ func TestComputeProgressAndCancel(t *testing.T) {
 	_ = slices.Equal[[]int]
 }
 
-// TestComputeLongSERPs covers keywords with more light URLs than a one-byte
-// counter holds (SERPs are at most 20 results in the spec, but Compute takes
-// any set), mixed with ordinary ones, against the oracle.
+// TestComputeLongSERPs covers keywords with more light URLs than a byte
+// counts (SERPs are at most 20 results in the spec, but Compute takes any
+// set), and so the largest count tables, mixed with ordinary ones, against
+// the oracle.
 func TestComputeLongSERPs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 4))
 	const n, pool = 120, 900
@@ -285,7 +286,7 @@ func TestComputeLongSERPs(t *testing.T) {
 		}
 	}
 	if wide == 0 {
-		t.Fatal("no SERP has more than 255 distinct URLs; the wide counters are not exercised")
+		t.Fatal("no SERP has more than 255 distinct URLs; counts past a byte are not exercised")
 	}
 	for _, hs := range []struct{ minDF, maxHubs int }{{0, -1}, {2, 8}, {0, 0}} {
 		opt := Options{MinOverlap: 40, hubMinDF: hs.minDF, maxHubs: hs.maxHubs, Workers: 2, BatchSize: 9}

@@ -27,7 +27,7 @@ import (
 // For keyword k, every candidate c (overlap ≥ 1) falls in exactly one class:
 //
 //   - L: c shares at least one light URL with k. Scanning k's light posting
-//     lists counts light(k,c) exactly in a counter array (ScanCount), and
+//     lists counts light(k,c) exactly in a per-keyword hash table, and
 //     overlap(k,c) = light(k,c) + popcount(mask(k) & mask(c)), exactly,
 //     because S(k)∩S(c) splits into its light and its hub part. Every L
 //     candidate is seen, so its ranking key and same_intent are exact.
@@ -36,7 +36,7 @@ import (
 //     group's members are sorted by r (so by volume descending). Every H
 //     candidate lies in a group whose mask meets mask(k), found through the
 //     per-hub group lists, and all members of a group share one overlap o
-//     with k ("level" o). L candidates met in groups are skipped (counter
+//     with k ("level" o). L candidates met in groups are skipped (count
 //     > 0): they were already ranked with their full overlap.
 //
 // Top K: after the L pass the running top-K has a worst entry w (if full).
@@ -491,15 +491,11 @@ type front struct {
 // worker holds one goroutine's scratch space.
 type worker struct {
 	e *engine
-	// Light counts: cnt8 when k has at most 255 light URLs (every count
-	// fits, and the array is half the cache footprint), cnt16 otherwise;
-	// small says which one the current keyword uses.
-	cnt8    []uint8
-	cnt16   []uint16
-	small   bool
-	touched []uint32
-	order   []uint32 // touched by count, highest first
-	hist    []int32
+	// counts holds the current keyword's candidates and their light counts.
+	counts  countTable
+	touched []uint32 // the slots of counts in use
+	order   []uint64 // their entries by count, highest first
+	reach   []int32
 	left    []uint64
 	top     []cand
 	gStamp  []uint32
@@ -515,40 +511,115 @@ type worker struct {
 func (e *engine) newWorker() *worker {
 	return &worker{
 		e:      e,
-		cnt8:   bigSlice[uint8](e.n),
 		top:    make([]cand, 0, e.opt.TopK+1),
 		gStamp: make([]uint32, len(e.gOff)-1),
 	}
 }
 
-// one computes keyword k's top-K (left in w.top, best first) and appends its
-// same-intent followers to w.fwd.
-func (w *worker) one(k uint32) {
-	e := w.e
-	if e.lOff[k+1]-e.lOff[k] <= math.MaxUint8 {
-		w.small = true
-		lightPass(w, k, w.cnt8)
-		return
-	}
-	w.small = false
-	if w.cnt16 == nil {
-		w.cnt16 = bigSlice[uint16](e.n)
-	}
-	lightPass(w, k, w.cnt16)
+// countTable counts the candidates of one keyword: an open-addressing hash
+// table (linear probing) of entries c+1 << 32 | count, 0 for an empty slot.
+// It has at least twice as many slots as the postings the keyword can
+// walk, so it is at most half full (a twentieth on average at 10M
+// keywords, where a keyword meets about 650 candidates in 4,200 postings)
+// and stays in the core's own cache: a counter array of every keyword
+// (10 MB at 10M keywords) made each posting a read from far memory.
+// Starting smaller and growing was slower: the moves cost more than the
+// smaller table saved.
+type countTable struct {
+	slot  []uint64
+	shift uint8 // 32 - log₂ len(slot)
 }
+
+// reset makes room for n keys, at most half the slots; the table must be
+// empty.
+func (t *countTable) reset(n uint64) {
+	b := max(6, bits.Len64(2*n))
+	if cap(t.slot) < 1<<b {
+		t.slot = make([]uint64, 1<<b)
+	}
+	t.slot = t.slot[:1<<b]
+	t.shift = uint8(32 - b)
+}
+
+// home is the first slot key c probes (Fibonacci hashing), before the
+// mask of the slot indices.
+func home(c uint32, shift uint8) uint32 {
+	return (c * 0x9e3779b1) >> (shift & 31)
+}
+
+// count is c's count.
+func (t *countTable) count(c uint32) int32 {
+	key := uint64(c+1) << 32
+	mask := uint32(len(t.slot) - 1)
+	for h := home(c, t.shift); ; h++ {
+		s := t.slot[h&mask]
+		if s == 0 || s&^math.MaxUint32 == key {
+			return int32(uint32(s))
+		}
+	}
+}
+
+// add counts the keywords of postings ps, appends the slots of the new
+// ones to touched and returns it; reach[x+1] counts each count that goes
+// from x to x+1.
+func (t *countTable) add(ps []uint32, reach []int32, touched []uint32) []uint32 {
+	tab, shift := t.slot, t.shift
+	mask := uint32(len(tab) - 1)
+	for _, c := range ps {
+		key := uint64(c+1) << 32
+		for h := home(c, shift); ; h++ {
+			h &= mask
+			s := tab[h]
+			if s&^math.MaxUint32 == key {
+				reach[uint32(s)+1]++
+				tab[h] = s + 1
+				break
+			}
+			if s == 0 {
+				touched = append(touched, h)
+				tab[h] = key | 1
+				break
+			}
+		}
+	}
+	return touched
+}
+
+// addSeen is add for the keywords already in the table only.
+func (t *countTable) addSeen(ps []uint32, reach []int32) {
+	tab, shift := t.slot, t.shift
+	mask := uint32(len(tab) - 1)
+	for _, c := range ps {
+		key := uint64(c+1) << 32
+		for h := home(c, shift); ; h++ {
+			h &= mask
+			s := tab[h]
+			if s&^math.MaxUint32 == key {
+				reach[uint32(s)+1]++
+				tab[h] = s + 1
+				break
+			}
+			if s == 0 {
+				break
+			}
+		}
+	}
+}
+
+// entryKeyword and entryCount take an entry of the table apart.
+func entryKeyword(s uint64) uint32 { return uint32(s>>32) - 1 }
+func entryCount(s uint64) int32    { return int32(uint32(s)) }
 
 // isLight reports whether c shares a light URL with the current keyword.
 func (w *worker) isLight(c uint32) bool {
-	if w.small {
-		return w.cnt8[c] != 0
-	}
-	return w.cnt16[c] != 0
+	return w.counts.count(c) != 0
 }
 
-// lightPass is one's body for either width of counter.
+// one computes keyword k's top-K (left in w.top, best first) and appends its
+// same-intent followers to w.fwd.
 //
 // It walks k's light URLs rarest first and counts every candidate they
-// reach, keeping a histogram of the counts. An unseen candidate, one that
+// reach, keeping how many have reached each count. An unseen candidate, one that
 // shares none of the URLs walked so far, has overlap at most B = (light
 // URLs left) + hk. Once K seen candidates have counted more than B (strictly:
 // an unseen keyword tied at B could still win on closeness) and B is below
@@ -558,7 +629,7 @@ func (w *worker) isLight(c uint32) bool {
 // by walking those postings for them only or by intersecting their own
 // light URLs with the URLs left, and the hub-only search has nothing left
 // to find.
-func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
+func (w *worker) one(k uint32) {
 	e := w.e
 	W := e.w
 	K := e.opt.TopK
@@ -569,12 +640,16 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	hasHubs := hk > 0
 	lk := e.lURL[e.lOff[k]:e.lOff[k+1]]
 	m := len(lk)
-	// hist[x] counts the seen candidates (k included) that shared x URLs.
-	if cap(w.hist) < m+2 {
-		w.hist = make([]int32, m+2)
+	// reach[x], x ≥ 2, counts the seen candidates (k included) that
+	// shared at least x URLs so far; every seen one shared 1. A count
+	// going up is one increment, and a new candidate none (a histogram
+	// of exact counts took two, the one of count 1 on almost every
+	// posting).
+	if cap(w.reach) < m+2 {
+		w.reach = make([]int32, m+2)
 	}
-	hist := w.hist[:m+2]
-	clear(hist)
+	reach := w.reach[:m+2]
+	clear(reach)
 	// left[i]: the postings of lk[i:], the work that pruning at i saves.
 	if cap(w.left) < m+1 {
 		w.left = make([]uint64, m+1)
@@ -585,12 +660,15 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 		l := lk[i]
 		left[i] = left[i+1] + uint64(e.pOff[l+1]-e.pOff[l])
 	}
+	// Every candidate met is in at least one of the postings.
+	t := &w.counts
+	t.reset(min(left[0], uint64(e.n)))
 	touched := w.touched[:0]
 	cut := m
 	for i, l := range lk {
 		// hk = 255 means "255 or more" and bounds nothing.
 		if i > 0 && hk < 255 && left[i] > uint64(len(touched)) && !e.opt.noCut {
-			if b := int32(m-i) + hk; b < minO && seenAbove(hist, b, int32(cnt[k])) >= K {
+			if b := int32(m-i) + hk; b < minO && seenAbove(reach, b, t.count(k)) >= K {
 				cut = i
 				w.cutKeywords++
 				w.cutPostings += left[i]
@@ -598,15 +676,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 			}
 		}
 		w.fetchPostings(lk, i+1)
-		for _, c := range e.pKw[e.pOff[l]:e.pOff[l+1]] {
-			x := cnt[c]
-			if x == 0 {
-				touched = append(touched, c)
-			}
-			hist[x]--
-			hist[x+1]++
-			cnt[c] = x + 1
-		}
+		touched = t.add(e.pKw[e.pOff[l]:e.pOff[l+1]], reach, touched)
 	}
 	w.touched = touched
 	rest := lk[cut:]
@@ -616,11 +686,7 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 		// seen candidate's URLs.
 		for i, l := range rest {
 			w.fetchPostings(rest, i+1)
-			for _, c := range e.pKw[e.pOff[l]:e.pOff[l+1]] {
-				if x := cnt[c]; x != 0 {
-					cnt[c] = x + 1
-				}
-			}
+			t.addSeen(e.pKw[e.pOff[l]:e.pOff[l+1]], reach)
 		}
 		rest = nil
 	}
@@ -631,25 +697,25 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	// no later candidate can rank or follow and none of their data is read.
 	// A candidate is ranked with its exact overlap; counts only order and
 	// bound.
-	bk := hist
-	clear(bk)
-	for _, c := range touched {
-		bk[cnt[c]]++
-	}
-	pos := uint32(0)
+	// bk[x] becomes where the first candidate of count x goes: the number
+	// of candidates of higher counts.
+	bk := reach
+	reach[1] = int32(len(touched))
+	pos, above := int32(0), int32(0) // above: reach[x+1] before bk took its place
 	for x := len(bk) - 1; x >= 1; x-- {
-		n := uint32(bk[x])
-		bk[x] = int32(pos)
-		pos += n
+		r := reach[x]
+		bk[x] = pos
+		pos += r - above
+		above = r
 	}
 	if cap(w.order) < len(touched) {
-		w.order = make([]uint32, len(touched), 2*len(touched))
+		w.order = make([]uint64, len(touched), 2*len(touched))
 	}
 	order := w.order[:len(touched)]
-	for _, c := range touched {
-		x := cnt[c]
-		order[bk[x]] = c
-		bk[x]++
+	for _, h := range touched {
+		s := t.slot[h]
+		order[bk[uint32(s)]] = s
+		bk[uint32(s)]++
 	}
 	slack := int32(len(rest)) + hk
 	if hk >= 255 {
@@ -665,15 +731,15 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	// |Δℓ(c)| > |Δlv(c)|-3 ≥ |Δlv(w)|+4 > |Δℓ(w)|. tieSteps is cached for
 	// the current w (worstC).
 	worstC, tieSteps := ^uint32(0), int32(0)
-	for j, c := range order {
+	for j, s := range order {
 		// The data of the candidates a few places on is fetched while
 		// this one is decided: these reads miss the cache, and each one
 		// otherwise waits for the last one's branches.
-		w.fetchCandidates(order, j)
+		w.fetchCandidates(order, j, len(rest) > 0)
+		c, o := entryKeyword(s), entryCount(s)
 		if c == k {
 			continue
 		}
-		o := int32(cnt[c])
 		if ub := o + slack; !w.needs(ub) {
 			if ub < minO {
 				break
@@ -740,8 +806,8 @@ func lightPass[T uint8 | uint16](w *worker, k uint32, cnt []T) {
 	if hasHubs && cut == m {
 		w.hubOnly(k, mk)
 	}
-	for _, c := range touched {
-		cnt[c] = 0
+	for _, h := range touched {
+		t.slot[h] = 0
 	}
 }
 
@@ -767,20 +833,24 @@ func (w *worker) fetchPostings(ls []uint32, i int) {
 	}
 }
 
-// fetchCandidates asks for the light URLs of the candidate candAhead
-// places after order[j] and the rest of the data of the one 2·candAhead
-// places after it (whose offset into the light URLs is then in cache).
-func (w *worker) fetchCandidates(order []uint32, j int) {
+// fetchCandidates asks for the data of the candidate 2·candAhead places
+// after order[j] and, if the loop intersects light URLs (urls), for the
+// light URLs of the one candAhead places after it, whose offset into them
+// is then in cache. Without a cut left to finish no light URLs are read,
+// and asking for them cost 7% of the compute.
+func (w *worker) fetchCandidates(order []uint64, j int, urls bool) {
 	e := w.e
 	if j+2*candAhead < len(order) {
-		c := int(order[j+2*candAhead])
-		fetch(e.lOff, c)
+		c := int(entryKeyword(order[j+2*candAhead]))
+		if urls {
+			fetch(e.lOff, c)
+		}
 		fetch(e.meta, c)
 		fetch(e.vol, c)
 		fetch(e.mask, c*e.w)
 	}
-	if j+candAhead < len(order) {
-		fetch(e.lURL, int(e.lOff[order[j+candAhead]]))
+	if urls && j+candAhead < len(order) {
+		fetch(e.lURL, int(e.lOff[entryKeyword(order[j+candAhead])]))
 	}
 }
 
@@ -798,11 +868,11 @@ const (
 )
 
 // seenAbove is the number of seen candidates, k excluded (it has counted
-// ck), that shared more than b URLs.
-func seenAbove(hist []int32, b, ck int32) int {
+// ck), that shared more than b ≥ 1 URLs.
+func seenAbove(reach []int32, b, ck int32) int {
 	s := 0
-	for x := int(b) + 1; x < len(hist); x++ {
-		s += int(hist[x])
+	if int(b)+1 < len(reach) {
+		s = int(reach[b+1])
 	}
 	if ck > b {
 		s--

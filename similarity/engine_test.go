@@ -94,3 +94,66 @@ func checkEngine(t *testing.T, e *engine) {
 		}
 	}
 }
+
+// The count table must count like a map whatever its keys' home slots:
+// here many keys share the last slots, so probes run past the end of the
+// table and wrap around.
+func TestCountTable(t *testing.T) {
+	var tab countTable
+	for round, n := range []uint64{40, 5, 300, 40} {
+		tab.reset(n)
+		size := uint32(len(tab.slot))
+		if uint64(size) < 2*n {
+			t.Fatalf("round %d: %d slots for %d keys", round, size, n)
+		}
+		// Keys whose home is one of the last two slots, and a few others.
+		var keys []uint32
+		for c := uint32(0); len(keys) < int(n); c++ {
+			if h := home(c, tab.shift) & (size - 1); h >= size-2 || c%97 == 0 {
+				keys = append(keys, c)
+			}
+		}
+		want := map[uint32]int32{}
+		var ps []uint32
+		for i, c := range keys {
+			for range 1 + i%3 {
+				ps = append(ps, c)
+				want[c]++
+			}
+		}
+		reach := make([]int32, 5)
+		touched := tab.add(ps[:len(ps)/2], reach, nil)
+		touched = tab.add(ps[len(ps)/2:], reach, touched)
+		tab.addSeen([]uint32{keys[0], 1<<31 + 7}, reach)
+		want[keys[0]]++
+		if len(touched) != len(want) {
+			t.Fatalf("round %d: %d slots touched for %d keys", round, len(touched), len(want))
+		}
+		for c, x := range want {
+			if got := tab.count(c); got != x {
+				t.Errorf("round %d: key %d counted %d, want %d", round, c, got, x)
+			}
+		}
+		if got := tab.count(1<<31 + 7); got != 0 {
+			t.Errorf("round %d: a key never added counted %d", round, got)
+		}
+		atLeast := make([]int32, 5)
+		for _, x := range want {
+			for v := int32(2); v <= x; v++ {
+				atLeast[v]++
+			}
+		}
+		if !slices.Equal(reach[2:], atLeast[2:]) {
+			t.Errorf("round %d: reach %v, want %v", round, reach[2:], atLeast[2:])
+		}
+		for _, h := range touched {
+			if c := entryKeyword(tab.slot[h]); want[c] != entryCount(tab.slot[h]) {
+				t.Errorf("round %d: touched slot %d holds key %d with %d", round, h, c, entryCount(tab.slot[h]))
+			}
+			tab.slot[h] = 0
+		}
+		if slices.ContainsFunc(tab.slot[:cap(tab.slot)], func(s uint64) bool { return s != 0 }) {
+			t.Fatalf("round %d: the table is not empty after its touched slots are cleared", round)
+		}
+	}
+}
