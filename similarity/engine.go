@@ -560,9 +560,10 @@ func (t *countTable) count(c uint32) int32 {
 }
 
 // add counts the keywords of postings ps, appends the slots of the new
-// ones to touched and returns it; reach[x+1] counts each count that goes
+// ones to touched and returns it; with seenOnly a keyword not in the
+// table is passed over instead. reach[x+1] counts each count that goes
 // from x to x+1.
-func (t *countTable) add(ps []uint32, reach []int32, touched []uint32) []uint32 {
+func (t *countTable) add(ps []uint32, reach []int32, touched []uint32, seenOnly bool) []uint32 {
 	tab, shift := t.slot, t.shift
 	mask := uint32(len(tab) - 1)
 	for _, c := range ps {
@@ -576,34 +577,15 @@ func (t *countTable) add(ps []uint32, reach []int32, touched []uint32) []uint32 
 				break
 			}
 			if s == 0 {
-				touched = append(touched, h)
-				tab[h] = key | 1
+				if !seenOnly {
+					touched = append(touched, h)
+					tab[h] = key | 1
+				}
 				break
 			}
 		}
 	}
 	return touched
-}
-
-// addSeen is add for the keywords already in the table only.
-func (t *countTable) addSeen(ps []uint32, reach []int32) {
-	tab, shift := t.slot, t.shift
-	mask := uint32(len(tab) - 1)
-	for _, c := range ps {
-		key := uint64(c+1) << 32
-		for h := home(c, shift); ; h++ {
-			h &= mask
-			s := tab[h]
-			if s&^math.MaxUint32 == key {
-				reach[uint32(s)+1]++
-				tab[h] = s + 1
-				break
-			}
-			if s == 0 {
-				break
-			}
-		}
-	}
 }
 
 // entryKeyword and entryCount take an entry of the table apart.
@@ -676,7 +658,7 @@ func (w *worker) one(k uint32) {
 			}
 		}
 		w.fetchPostings(lk, i+1)
-		touched = t.add(e.pKw[e.pOff[l]:e.pOff[l+1]], reach, touched)
+		touched = t.add(e.pKw[e.pOff[l]:e.pOff[l+1]], reach, touched, false)
 	}
 	w.touched = touched
 	rest := lk[cut:]
@@ -686,7 +668,7 @@ func (w *worker) one(k uint32) {
 		// seen candidate's URLs.
 		for i, l := range rest {
 			w.fetchPostings(rest, i+1)
-			t.addSeen(e.pKw[e.pOff[l]:e.pOff[l+1]], reach)
+			t.add(e.pKw[e.pOff[l]:e.pOff[l+1]], reach, nil, true)
 		}
 		rest = nil
 	}

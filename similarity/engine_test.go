@@ -122,9 +122,11 @@ func TestCountTable(t *testing.T) {
 			}
 		}
 		reach := make([]int32, 5)
-		touched := tab.add(ps[:len(ps)/2], reach, nil)
-		touched = tab.add(ps[len(ps)/2:], reach, touched)
-		tab.addSeen([]uint32{keys[0], 1<<31 + 7}, reach)
+		touched := tab.add(ps[:len(ps)/2], reach, nil, false)
+		touched = tab.add(ps[len(ps)/2:], reach, touched, false)
+		if more := tab.add([]uint32{keys[0], 1<<31 + 7}, reach, touched, true); len(more) != len(touched) {
+			t.Fatalf("round %d: a seen-only add took a new key", round)
+		}
 		want[keys[0]]++
 		if len(touched) != len(want) {
 			t.Fatalf("round %d: %d slots touched for %d keys", round, len(touched), len(want))
