@@ -221,11 +221,23 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 		}
 	}
 	df = nil
-	// The corpus's URL ids become codes in place: the passes below then
-	// read each keyword's URLs and nothing else.
-	split(opt.Workers, len(c.urls), func(lo, hi int) {
-		for j, u := range c.urls[lo:hi] {
-			c.urls[lo+j] = code[u]
+	// The corpus's URL ids become codes in place, and each keyword's
+	// light URLs are counted on the way, in corpus order (sequential
+	// reads, beside the rank sort): the passes below then read each
+	// keyword's URLs and nothing else.
+	light := bigSlice[uint32](n) // by input index
+	split(opt.Workers, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			us := c.urls[c.off[i]:c.off[i+1]]
+			nl := uint32(0)
+			for j, u := range us {
+				v := code[u]
+				us[j] = v
+				if v >= hubs {
+					nl++
+				}
+			}
+			light[i] = nl
 		}
 	})
 	code = nil
@@ -245,23 +257,20 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	// its light ids sorted and its hub bits.
 	e.mask = bigSlice[uint64](n * e.w)
 	e.lOff = bigSlice[uint32](n + 1)
-	split(opt.Workers, n, func(lo, hi int) {
-		for r, i := range e.idx[lo:hi] {
-			nl := uint32(0)
-			for _, v := range c.urls[c.off[i]:c.off[i+1]] {
-				if v >= hubs {
-					nl++
-				}
-			}
-			e.lOff[lo+r+1] = nl
-		}
-	})
-	for r := range n {
-		e.lOff[r+1] += e.lOff[r]
+	for r, i := range e.idx {
+		e.lOff[r+1] = e.lOff[r] + light[i]
 	}
+	light = nil
 	e.lURL = bigSlice[uint32](int(e.lOff[n]))
 	split(opt.Workers, n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
+			// A keyword's URLs, in corpus order, are a random read here.
+			if r+2*fillAhead < hi {
+				fetch(c.off, int(e.idx[r+2*fillAhead]))
+			}
+			if r+fillAhead < hi {
+				fetch(c.urls, int(c.off[e.idx[r+fillAhead]]))
+			}
 			i := e.idx[r]
 			p := e.lOff[r]
 			m := e.mask[r*e.w : r*e.w+e.w]
@@ -304,6 +313,12 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	e.buildGroups()
 	return e, nil
 }
+
+// fillAhead is how many keywords ahead the rank-order pass over the
+// corpus asks for a keyword's URLs: with 8, and the light URLs counted in
+// corpus order, preparing the 10M long tail took a median of 8.7 s
+// against 10.0 s (three alternated rounds); with 16, 9.1 s.
+const fillAhead = 8
 
 // parallel runs fn(p) for every p in [0, parts), each on its own
 // goroutine, and waits for them.
