@@ -253,8 +253,8 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 		e.byText[p] = e.rank[i]
 	}
 
-	// Light sets and masks in rank space: each keyword's light count, then
-	// its light ids sorted and its hub bits.
+	// Light sets and masks in rank space: the offsets from the light
+	// counts, then each keyword's light ids sorted and its hub bits.
 	e.mask = bigSlice[uint64](n * e.w)
 	e.lOff = bigSlice[uint32](n + 1)
 	for r, i := range e.idx {
