@@ -1070,6 +1070,27 @@ func (s *tiersServer) lookup(tb testing.TB, q string, hdr ...string) tiersResp {
 	return s.do(tb, "GET", "/v1/keyword?"+url.Values{"q": {q}, "country": {"us"}}.Encode(), "", hdr...)
 }
 
+// lookupUntil asks s for q every 5 ms until done holds of the answer, and
+// returns that answer and the ones before it. It fails the test, naming
+// what it waited for, if done does not hold within d: a change made
+// elsewhere reaches a server after a while, never at once.
+func (s *tiersServer) lookupUntil(tb testing.TB, what, q string, d time.Duration, done func(tiersResp) bool, hdr ...string) (tiersResp, []tiersResp) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	var before []tiersResp
+	for {
+		r := s.lookup(tb, q, hdr...)
+		if done(r) {
+			return r, before
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: still %d %q (RateLimit %q) %v later", what, r.status, r.code, r.header.Get("RateLimit"), d)
+		}
+		before = append(before, r)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // tiersBurst is what a burst of parallel requests got back.
 type tiersBurst struct {
 	status    map[int]int // answers by status; -1 counts transport errors
