@@ -216,7 +216,7 @@ func (s *Syncer) sync(ctx context.Context) (string, error) {
 	final := filepath.Join(dir, id)
 	if _, err := index.ReadManifest(s.opt.Data, id); err != nil {
 		// Not here yet, or left incomplete: fetch it whole.
-		if err := os.RemoveAll(final); err != nil {
+		if err := removeBuild(dir, id); err != nil {
 			return "", fmt.Errorf("cannot remove the incomplete build %s: %w", final, err)
 		}
 		start := time.Now()
@@ -241,7 +241,7 @@ func (s *Syncer) sync(ctx context.Context) (string, error) {
 					err = errors.Join(err, perr)
 				}
 			}
-			if rerr := os.RemoveAll(final); rerr != nil {
+			if rerr := removeBuild(dir, id); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 			return "", fmt.Errorf("refused build %s: %w", id, err)
@@ -284,7 +284,7 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 	}
 	id = strings.TrimSpace(string(b))
 	if !index.ValidBuildID(id) {
-		return "", "", false, fmt.Errorf("%s/CURRENT holds %q, not a build id", s.c.loc, id)
+		return "", "", false, fmt.Errorf("%s/CURRENT holds %q, not a build id (YYYYMMDDTHHMMSSZ-xxxxxx); publish a build with kwdata build-index --publish", s.c.loc, id)
 	}
 	return id, etag, true, nil
 }
@@ -295,6 +295,12 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 func (s *Syncer) fetch(ctx context.Context, dir, id string) (n int64, err error) {
 	list, err := s.c.fileList(ctx, id)
 	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	if err := checkRoom(dir, list); err != nil {
 		return 0, err
 	}
 	in := filepath.Join(dir, incomingPrefix+id)
@@ -445,6 +451,38 @@ func (s *Syncer) prune(dir, served, replaced string) {
 			}
 		}
 	}
+}
+
+// removeBuild removes the build id of the index folder dir. It refuses
+// any name that is not a build id, so that a name from the store can
+// never remove a pointer file or anything else the build list does not
+// own.
+func removeBuild(dir, id string) error {
+	if !index.ValidBuildID(id) {
+		return fmt.Errorf("refusing to remove %q from %s: not a build id", id, dir)
+	}
+	return os.RemoveAll(filepath.Join(dir, id))
+}
+
+// checkRoom refuses a build whose files add up to more bytes than the
+// disk of dir has free, before anything is downloaded: files.json comes
+// from the store, and a download that fills the disk would stop the
+// served build's writes too. A disk whose free space cannot be read is
+// not checked.
+func checkRoom(dir string, list *FileList) error {
+	free, ok := freeBytes(dir)
+	if !ok {
+		return nil
+	}
+	var total uint64
+	for _, f := range list.Files {
+		total += uint64(f.Size) // at most free plus one int64: no wrap
+		if total > free {
+			return fmt.Errorf("build %s declares at least %d bytes, but %s has %d bytes free; free space on that disk or check files.json in the store",
+				list.BuildID, total, dir, free)
+		}
+	}
+	return nil
 }
 
 // syncDir makes the entries of a directory durable.
