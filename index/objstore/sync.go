@@ -259,8 +259,10 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 	if s.etag != "" {
 		in.IfNoneMatch = aws.String(s.etag)
 	}
-	out, err := s.c.s3.GetObject(ctx, in)
-	if err != nil {
+	req := s.c.start(ctx)
+	defer req.end()
+	out, err := s.c.s3.GetObject(req.ctx, in)
+	if err = req.err(err); err != nil {
 		var re *smithyhttp.ResponseError
 		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotModified {
 			return "", s.etag, false, nil
@@ -274,8 +276,8 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 		return "", "", false, fmt.Errorf("cannot read %s/CURRENT: %w", s.c.loc, err)
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, 256))
-	if err != nil {
+	b, err := io.ReadAll(io.LimitReader(req.reader(out.Body), 256))
+	if err = req.err(err); err != nil {
 		return "", "", false, fmt.Errorf("cannot read %s/CURRENT: %w", s.c.loc, err)
 	}
 	etag = aws.ToString(out.ETag)
@@ -358,13 +360,15 @@ func (s *Syncer) fetch(ctx context.Context, dir, id string) (n int64, err error)
 // fileList reads and checks files.json of build id.
 func (c *Client) fileList(ctx context.Context, id string) (*FileList, error) {
 	key := c.loc.key(buildsDir, id, filesObject)
-	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
-	if err != nil {
+	req := c.start(ctx)
+	defer req.end()
+	out, err := c.s3.GetObject(req.ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
+	if err = req.err(err); err != nil {
 		return nil, fmt.Errorf("cannot read the file list %s: %w", key, err)
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, maxFileList+1))
-	if err != nil {
+	b, err := io.ReadAll(io.LimitReader(req.reader(out.Body), maxFileList+1))
+	if err = req.err(err); err != nil {
 		return nil, fmt.Errorf("cannot read the file list %s: %w", key, err)
 	}
 	if len(b) > maxFileList {
@@ -384,8 +388,10 @@ func (c *Client) fileList(ctx context.Context, id string) (*FileList, error) {
 // SHA-256 against f.
 func (c *Client) download(ctx context.Context, id string, f File, name string) error {
 	key := c.loc.key(buildsDir, id, f.Name)
-	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
-	if err != nil {
+	req := c.start(ctx)
+	defer req.end()
+	out, err := c.s3.GetObject(req.ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
+	if err = req.err(err); err != nil {
 		return fmt.Errorf("cannot download %s: %w", key, err)
 	}
 	defer out.Body.Close()
@@ -395,7 +401,8 @@ func (c *Client) download(ctx context.Context, id string, f File, name string) e
 	}
 	h := sha256.New()
 	// One byte past the listed size shows an object that is too long.
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(out.Body, f.Size+1))
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(req.reader(out.Body), f.Size+1))
+	err = req.err(err)
 	if err == nil {
 		err = w.Sync()
 	}
