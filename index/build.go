@@ -52,6 +52,11 @@ type BuildOptions struct {
 	// build has no keywords in it, or fewer than half as many. Default:
 	// refused with ErrShrink.
 	AllowShrink bool
+	// BeforePublish, if set, is called with the complete build, in place
+	// under <data>/index/<id>/ but not yet named by CURRENT (to upload it
+	// elsewhere first). An error fails the build: what it wrote is removed
+	// and the published index stays as it was.
+	BeforePublish func(ctx context.Context, m Manifest) error
 }
 
 // ErrMissingRelated is wrapped in the error of a build refused because a
@@ -188,7 +193,7 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 		b.abort()
 		return Manifest{}, fmt.Errorf("cannot build index of %s: %w", opt.Date, err)
 	}
-	if err := b.publish(indexDir); err != nil {
+	if err := b.publish(ctx, indexDir); err != nil {
 		b.abort()
 		return Manifest{}, fmt.Errorf("cannot publish index build %s: %w", id, err)
 	}
@@ -392,7 +397,7 @@ func (b *builder) build(ctx context.Context, countries []string) error {
 
 // publish renames the complete build into place, then points CURRENT at
 // it. Only the last rename changes what is published.
-func (b *builder) publish(indexDir string) error {
+func (b *builder) publish(ctx context.Context, indexDir string) error {
 	fs := b.opt.FS
 	if err := fs.Rename(b.staging, b.final); err != nil {
 		return fmt.Errorf("cannot rename %s to %s: %w", b.staging, b.final, err)
@@ -400,6 +405,11 @@ func (b *builder) publish(indexDir string) error {
 	b.renamed = true
 	if err := syncDir(fs, indexDir); err != nil {
 		return err
+	}
+	if b.opt.BeforePublish != nil {
+		if err := b.opt.BeforePublish(ctx, b.m); err != nil {
+			return err
+		}
 	}
 	tmp := fs.PathJoin(indexDir, pointerTmpName)
 	if err := writeFileSync(fs, tmp, []byte(b.m.BuildID+"\n")); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -101,14 +102,24 @@ func splitKey(key []byte) (country, keyword string, ok bool) {
 	return string(key[:2]), string(key[3:]), true
 }
 
-// ValidBuildID reports whether id can name a build directory: no path
-// separators, no leading dot (staging and hidden names), not empty. A
-// build id that arrives from elsewhere (an object store's pointer) is
-// checked with it before it names a folder.
-func ValidBuildID(id string) bool { return validBuildID(id) }
+// buildIDPattern is the form newBuildID gives every build id.
+var buildIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
 
+// ValidBuildID reports whether id has the form Build gives build ids: the
+// build time and six lower-case hex digits ("20261126T213500Z-0a1b2c").
+// An id that arrives from elsewhere (an object store's pointer) must pass
+// it before it names anything under <data>/index/, where it then cannot
+// name a pointer file (CURRENT, CURRENT.tmp) or a staging folder.
+func ValidBuildID(id string) bool { return buildIDPattern.MatchString(id) }
+
+// validBuildID reports whether a name in the local index folder can be a
+// build: not empty, no path separators, no leading dot (staging and
+// hidden names), and not a pointer file. It is looser than ValidBuildID
+// because only Build and SetCurrent (which checks ValidBuildID) name
+// what is there.
 func validBuildID(id string) bool {
-	return id != "" && id[0] != '.' && !strings.ContainsAny(id, "/\\\x00") && len(id) <= 128
+	return id != "" && id[0] != '.' && !strings.ContainsAny(id, "/\\\x00") && len(id) <= 128 &&
+		id != pointerName && id != pointerTmpName
 }
 
 // Published returns the build id that <data>/index/CURRENT names, or "" if
@@ -145,7 +156,7 @@ func readPointer(fs vfs.FS, dir string) (string, error) {
 // elsewhere (an object store) and was renamed into <data>/index/; a store
 // watching the folder switches to it, or refuses it, as after Build.
 func SetCurrent(data, id string) error {
-	if !validBuildID(id) {
+	if !ValidBuildID(id) {
 		return fmt.Errorf("cannot publish build %q: not a build id", id)
 	}
 	fs := vfs.Default
@@ -184,7 +195,7 @@ func listBuilds(fs vfs.FS, dir string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		if !validBuildID(n) || n == pointerName || n == pointerTmpName {
+		if !validBuildID(n) {
 			continue
 		}
 		if _, err := fs.Stat(fs.PathJoin(dir, n, manifestName)); err != nil {

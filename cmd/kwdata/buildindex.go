@@ -41,20 +41,22 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	if err := existingData(*data); err != nil {
 		return err
 	}
+	if store != nil {
+		if err := m.checkTarget(ctx, store, "--s3-endpoint"); err != nil {
+			return err
+		}
+	}
 	release, err := m.runLock(*data, "build the index")
 	if err != nil {
 		return err
 	}
 	defer release()
-	man, err := m.buildIndex(ctx, *data, *date, allow)
+	man, err := m.buildIndexUpload(ctx, *data, *date, allow, store)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "published index %s: data date %s, %d keywords in %d countries, %d bytes\n",
 		man.BuildID, man.DataDate, man.Keys, len(man.Countries), man.Bytes)
-	if store != nil {
-		return m.publishBuild(ctx, store, *data, man)
-	}
 	return nil
 }
 
@@ -88,14 +90,24 @@ func (g *publishGuards) flags(fs *flag.FlagSet) {
 }
 
 func (m *Main) buildIndex(ctx context.Context, data, date string, allow publishGuards) (index.Manifest, error) {
+	return m.buildIndexUpload(ctx, data, date, allow, nil)
+}
+
+// buildIndexUpload builds the index of date and, with store set, uploads
+// the build to it before the data folder points at it (uploadFirst).
+func (m *Main) buildIndexUpload(ctx context.Context, data, date string, allow publishGuards, store *objstore.Client) (index.Manifest, error) {
 	update, finish := m.progress("build-index")
 	defer finish()
-	man, err := index.Build(ctx, index.BuildOptions{
+	opt := index.BuildOptions{
 		Data: data, Date: date, Logger: m.Logger,
 		Progress:            func(done, total int) { update(int64(done), int64(total)) },
 		AllowMissingRelated: allow.allowMissingRelated,
 		AllowShrink:         allow.allowShrink,
-	})
+	}
+	if store != nil {
+		opt.BeforePublish = m.uploadFirst(store, data)
+	}
+	man, err := index.Build(ctx, opt)
 	if err != nil {
 		return man, fmt.Errorf("cannot build the index of %s: %w", date, err)
 	}

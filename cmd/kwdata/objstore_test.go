@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/kwdata/kwdata/index"
 	"github.com/kwdata/kwdata/index/objstore"
 	"github.com/kwdata/kwdata/internal/testservers"
 )
@@ -279,10 +285,156 @@ func TestRunConfigUploads(t *testing.T) {
 	dead, _ := fileConfig(t, filepath.Join(dir, "dead"), corpus, "publish: { to: s3://nightly/idx, endpoint: \"http://"+testservers.FreeAddr(t)+"\" }\n")
 	m, _, _ := testMain(t)
 	err = m.Run(context.Background(), []string{"run", "--config", dead, "--date", "2026-11-20"})
-	if err == nil || !strings.Contains(err.Error(), "build-index") || !strings.Contains(err.Error(), "not in the object store") {
-		t.Fatalf("run with an unreachable store: %v, want build-index to fail its upload", err)
+	if err == nil || !strings.Contains(err.Error(), "build-index") || !strings.Contains(err.Error(), "nothing was built") ||
+		!strings.Contains(err.Error(), "publish.endpoint") {
+		t.Fatalf("run with an unreachable store: %v, want build-index to fail before it builds", err)
+	}
+	if ids, err := index.ListBuilds(filepath.Join(dir, "dead", "data")); err != nil || len(ids) > 0 {
+		t.Errorf("builds %v, %v after a run whose store cannot be reached; want none", ids, err)
 	}
 	if got := fetched(); got != build1 {
 		t.Errorf("after a failed upload the bucket's CURRENT names %q, want %s", got, build1)
+	}
+}
+
+// TestPublishChecksTheStoreFirst: build-index --publish makes one cheap
+// request to the store before it builds. Missing or refused credentials,
+// a missing bucket and an unreachable store each end it with a one-line
+// error that says what to set, and the data folder gains no build.
+func TestPublishChecksTheStoreFirst(t *testing.T) {
+	store := testservers.StartS3(t)
+	const loc = "s3://kwdata-builds/idx"
+	createBucket(t, store, "kwdata-builds")
+	dir := t.TempDir()
+	data := lakeOfOneDate(t, dir)
+	run(t, "build-index", "--data", data, "--date", "2026-11-20")
+	before := currentBuild(t, data)
+
+	creds := []string{"AWS_ACCESS_KEY_ID", "AWS_PROFILE", "--s3-endpoint"}
+	for _, tc := range []struct {
+		name, url, endpoint string
+		env                 map[string]string
+		want                []string
+	}{
+		{"no credentials", loc, store.Endpoint, map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}, append(creds, "no credentials")},
+		{"wrong secret", loc, store.Endpoint, map[string]string{"AWS_SECRET_ACCESS_KEY": "not-the-secret"}, append(creds, "access denied")},
+		{"no bucket", "s3://no-such-bucket/idx", store.Endpoint, nil, []string{"no such bucket", "create bucket no-such-bucket", "--s3-endpoint"}},
+		{"nothing listens", loc, "http://" + testservers.FreeAddr(t), nil, []string{"check that the store is up", "--s3-endpoint"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, kv := range store.Env() {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			m, out, _ := testMain(t)
+			err := m.Run(context.Background(), []string{"build-index", "--data", data, "--date", "2026-11-20", "--publish", tc.url, "--s3-endpoint", tc.endpoint})
+			if err == nil {
+				t.Fatalf("build-index --publish succeeded; printed %q", out)
+			}
+			t.Log(err)
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("the error has several lines")
+			}
+			for _, w := range append(tc.want, "nothing was built") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not say %q", w)
+				}
+			}
+			checkBuilds(t, data, before)
+		})
+	}
+}
+
+// TestFailedUploadLeavesNoBuild: when the upload of a build fails (here a
+// store that answers reads but refuses writes), build-index fails, and
+// however often it is tried the data folder keeps what it had: no build
+// is added and CURRENT stays. Once the store takes writes, one try
+// publishes in both places.
+func TestFailedUploadLeavesNoBuild(t *testing.T) {
+	store := testservers.StartS3(t)
+	for _, kv := range store.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	const loc = "s3://kwdata-builds/idx"
+	createBucket(t, store, "kwdata-builds")
+	dir := t.TempDir()
+	data := lakeOfOneDate(t, dir)
+	run(t, "build-index", "--data", data, "--date", "2026-11-20")
+	before := currentBuild(t, data)
+
+	target, err := url.Parse(store.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	readOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>this key may not write</Message></Error>`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer readOnly.Close()
+
+	for range 3 {
+		m, _, _ := testMain(t)
+		err := m.Run(context.Background(), []string{"build-index", "--data", data, "--date", "2026-11-20", "--publish", loc, "--s3-endpoint", readOnly.URL})
+		if err == nil || !strings.Contains(err.Error(), "AccessDenied") || !strings.Contains(err.Error(), "nothing was published") {
+			t.Fatalf("build-index --publish to a store that refuses writes = %v, want the refusal", err)
+		}
+		checkBuilds(t, data, before)
+	}
+
+	out := run(t, "build-index", "--data", data, "--date", "2026-11-20", "--publish", loc, "--s3-endpoint", store.Endpoint)
+	id := currentBuild(t, data)
+	if id == before || !strings.Contains(out, "uploaded index "+id+" to "+loc) {
+		t.Fatalf("build-index --publish printed %q; CURRENT = %s, want a new build uploaded", out, id)
+	}
+	if ids, err := index.ListBuilds(data); err != nil || !slices.Equal(ids, []string{before, id}) {
+		t.Errorf("builds %v, %v; want %s and %s", ids, err, before, id)
+	}
+}
+
+// lakeOfOneDate ingests a small sample for 2026-11-20 into dir/data and
+// computes its similarity, ready for build-index.
+func lakeOfOneDate(tb testing.TB, dir string) string {
+	tb.Helper()
+	c := newSampleCorpus(tb, dir, 200, 3)
+	data := filepath.Join(dir, "data")
+	run(tb, "ingest", "--data", data, "--date", "2026-11-20", "--country", "us", "--planner-csv", c.planner, "--serp-jsonl", c.serpFile)
+	run(tb, "similarity", "--data", data, "--date", "2026-11-20")
+	return data
+}
+
+// checkBuilds fails unless data holds exactly one build, current, and no
+// unfinished one.
+func checkBuilds(tb testing.TB, data, current string) {
+	tb.Helper()
+	if got := currentBuild(tb, data); got != current {
+		tb.Errorf("CURRENT = %s, want %s as before", got, current)
+	}
+	if ids, err := index.ListBuilds(data); err != nil || !slices.Equal(ids, []string{current}) {
+		tb.Errorf("builds %v, %v; want only %s", ids, err, current)
+	}
+	if left, err := index.Unfinished(data); err != nil || len(left) > 0 {
+		tb.Errorf("unfinished builds %v, %v; want none", left, err)
+	}
+}
+
+func createBucket(tb testing.TB, store *testservers.S3, bucket string) {
+	tb.Helper()
+	c, err := objstore.New(aws.Config{Credentials: credentials.NewStaticCredentialsProvider(store.AccessKey, store.Secret, "")},
+		objstore.Location{Bucket: bucket}, objstore.Options{Endpoint: store.Endpoint})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.CreateBucket(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -131,17 +131,22 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipel
 			return counts, nil
 		}},
 		{Name: pipelines.StageBuildIndex, Run: func(ctx context.Context, date string, _ func(done, total int64)) (map[string]int64, error) {
-			man, err := m.buildIndex(ctx, cfg.Data, date, allow)
-			counts := map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}
-			if err == nil && cfg.Publish.To != "" {
-				// Uploaded within the stage: a failed upload fails the
-				// stage, and the next run builds and uploads again.
-				var c *objstore.Client
-				if c, err = m.objectStore(ctx, "publish", cfg.Publish.To, cfg.Publish.Endpoint); err == nil {
-					err = m.publishBuild(ctx, c, cfg.Data, man)
+			// With a publish section the store is checked before the
+			// build, and the build uploaded before the data folder points
+			// at it: a failed upload fails the stage and leaves no build
+			// behind, and the next run builds and uploads again.
+			var store *objstore.Client
+			if cfg.Publish.To != "" {
+				var err error
+				if store, err = m.objectStore(ctx, "publish", cfg.Publish.To, cfg.Publish.Endpoint); err == nil {
+					err = m.checkTarget(ctx, store, "publish.endpoint in the configuration")
+				}
+				if err != nil {
+					return map[string]int64{}, err
 				}
 			}
-			return counts, err
+			man, err := m.buildIndexUpload(ctx, cfg.Data, date, allow, store)
+			return map[string]int64{"keywords": int64(man.Keys), "bytes": man.Bytes}, err
 		}},
 	}
 	// Retention keeps every SERP partition the similarity stage may read

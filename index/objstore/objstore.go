@@ -19,12 +19,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // Object names under the prefix.
@@ -98,13 +102,27 @@ type Options struct {
 	// errors, throttling) before the caller sees its error. Default:
 	// the SDK's, 3. Publish fails and the syncer backs off after that.
 	MaxAttempts int
+	// Timeout bounds the silence of every request to the store: one that
+	// moves no byte for this long (connecting, waiting for the answer, or
+	// in the middle of a body) fails with its operation, without more
+	// attempts. A large file may take longer as long as it keeps moving.
+	// Default: 20s.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Options.Timeout's default: short enough that a sync
+// from a store that stopped answering fails, and says so, within 30
+// seconds.
+const DefaultTimeout = 20 * time.Second
 
 // Client publishes builds to, and fetches them from, one location.
 type Client struct {
-	s3      *s3.Client
-	loc     Location
-	workers int
+	s3       *s3.Client
+	loc      Location
+	endpoint string // "" for AWS S3
+	creds    aws.CredentialsProvider
+	workers  int
+	timeout  time.Duration
 }
 
 // New returns a client of loc with the credentials and region of cfg
@@ -117,6 +135,9 @@ func New(cfg aws.Config, loc Location, opt Options) (*Client, error) {
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 4
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -142,7 +163,7 @@ func New(cfg aws.Config, loc Location, opt Options) (*Client, error) {
 			o.UsePathStyle = true
 		}
 	})
-	return &Client{s3: c, loc: loc, workers: opt.Workers}, nil
+	return &Client{s3: c, loc: loc, endpoint: opt.Endpoint, creds: cfg.Credentials, workers: opt.Workers, timeout: opt.Timeout}, nil
 }
 
 // Location returns where the client publishes.
@@ -151,11 +172,145 @@ func (c *Client) Location() Location { return c.loc }
 // CreateBucket creates the client's bucket if it does not exist yet
 // (setting up a store, and tests). Publishing needs an existing bucket.
 func (c *Client) CreateBucket(ctx context.Context) error {
-	if _, err := c.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(c.loc.Bucket)}); err == nil {
+	if err := c.headBucket(ctx); err == nil {
 		return nil
 	}
-	if _, err := c.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(c.loc.Bucket)}); err != nil {
+	req := c.start(ctx)
+	defer req.end()
+	_, err := c.s3.CreateBucket(req.ctx, &s3.CreateBucketInput{Bucket: aws.String(c.loc.Bucket)})
+	if err = req.err(err); err != nil {
 		return fmt.Errorf("cannot create bucket %s: %w", c.loc.Bucket, err)
 	}
 	return nil
+}
+
+// Errors of Check, for the caller to say what to fix.
+var (
+	// ErrNoCredentials: no credentials were found (none configured, or
+	// their provider failed).
+	ErrNoCredentials = errors.New("no credentials")
+	// ErrDenied: the store refused the credentials or their access to the
+	// bucket (HTTP 401 or 403).
+	ErrDenied = errors.New("access denied")
+	// ErrNoBucket: the bucket does not exist (HTTP 404).
+	ErrNoBucket = errors.New("no such bucket")
+)
+
+// Check makes sure, with one cheap request (HEAD of the bucket), that
+// credentials are found, the store answers and the bucket exists and may
+// be read, before work whose result would go nowhere. Its error wraps
+// ErrNoCredentials, ErrDenied or ErrNoBucket when it is one of those.
+func (c *Client) Check(ctx context.Context) error {
+	if c.creds == nil {
+		return fmt.Errorf("cannot reach %s: %w", c.loc, ErrNoCredentials)
+	}
+	req := c.start(ctx)
+	_, err := c.creds.Retrieve(req.ctx)
+	req.end()
+	if err = req.err(err); err != nil {
+		return fmt.Errorf("cannot reach %s: %w (%v)", c.loc, ErrNoCredentials, err)
+	}
+	if err := c.headBucket(ctx); err != nil {
+		var re *smithyhttp.ResponseError
+		if errors.As(err, &re) {
+			switch re.HTTPStatusCode() {
+			case http.StatusUnauthorized, http.StatusForbidden:
+				return fmt.Errorf("cannot reach %s: %w (HTTP %d)", c.loc, ErrDenied, re.HTTPStatusCode())
+			case http.StatusNotFound:
+				return fmt.Errorf("cannot reach %s: %w", c.loc, ErrNoBucket)
+			}
+		}
+		return fmt.Errorf("cannot reach %s: %w", c.loc, err)
+	}
+	return nil
+}
+
+func (c *Client) headBucket(ctx context.Context) error {
+	req := c.start(ctx)
+	defer req.end()
+	_, err := c.s3.HeadBucket(req.ctx, &s3.HeadBucketInput{Bucket: aws.String(c.loc.Bucket)})
+	return req.err(err)
+}
+
+// Endpoint returns the store's URL as given in Options, or "AWS S3".
+func (c *Client) Endpoint() string {
+	if c.endpoint == "" {
+		return "AWS S3"
+	}
+	return c.endpoint
+}
+
+// StallError is the error of a request the store stopped answering.
+type StallError struct {
+	Endpoint string
+	Timeout  time.Duration
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("the object store (%s) sent nothing for %s; check that it is up and reachable", e.Endpoint, e.Timeout)
+}
+
+// request is one operation on the store under a watchdog: its context is
+// canceled once no byte has moved for the client's timeout. Reading a
+// body through reader counts as movement, and so does the SDK reading an
+// upload's body through readSeeker as it sends it.
+type request struct {
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	timer   *time.Timer
+	timeout time.Duration
+}
+
+func (c *Client) start(ctx context.Context) *request {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r := &request{ctx: ctx, cancel: cancel, timeout: c.timeout}
+	stall := &StallError{Endpoint: c.Endpoint(), Timeout: c.timeout}
+	r.timer = time.AfterFunc(c.timeout, func() { cancel(stall) })
+	return r
+}
+
+func (r *request) moved() { r.timer.Reset(r.timeout) }
+
+// err returns err, or the stall in its place when the watchdog ended the
+// request.
+func (r *request) err(err error) error {
+	var stall *StallError
+	if err != nil && errors.As(context.Cause(r.ctx), &stall) {
+		return stall
+	}
+	return err
+}
+
+// end releases the request.
+func (r *request) end() {
+	r.timer.Stop()
+	r.cancel(nil)
+}
+
+func (r *request) reader(rd io.Reader) io.Reader { return &movingReader{r: rd, req: r} }
+
+type movingReader struct {
+	r   io.Reader
+	req *request
+}
+
+func (m *movingReader) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	if n > 0 {
+		m.req.moved()
+	}
+	return n, err
+}
+
+// movingReadSeeker is an upload's body: the SDK seeks it to hash the
+// payload and to retry.
+type movingReadSeeker struct {
+	movingReader
+	s io.Seeker
+}
+
+func (m *movingReadSeeker) Seek(off int64, whence int) (int64, error) { return m.s.Seek(off, whence) }
+
+func (r *request) readSeeker(rs io.ReadSeeker) io.ReadSeeker {
+	return &movingReadSeeker{movingReader: movingReader{r: rs, req: r}, s: rs}
 }

@@ -204,10 +204,12 @@ func (c *Client) uploadFile(ctx context.Context, name, key string) (File, error)
 }
 
 func (c *Client) put(ctx context.Context, key string, body io.ReadSeeker, size int64) error {
-	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{
-		Bucket: aws.String(c.loc.Bucket), Key: aws.String(key), Body: body, ContentLength: aws.Int64(size),
+	req := c.start(ctx)
+	defer req.end()
+	_, err := c.s3.PutObject(req.ctx, &s3.PutObjectInput{
+		Bucket: aws.String(c.loc.Bucket), Key: aws.String(key), Body: req.readSeeker(body), ContentLength: aws.Int64(size),
 	})
-	return err
+	return req.err(err)
 }
 
 // putPointer replaces CURRENT: one small PUT, which S3 makes visible

@@ -216,7 +216,7 @@ func (s *Syncer) sync(ctx context.Context) (string, error) {
 	final := filepath.Join(dir, id)
 	if _, err := index.ReadManifest(s.opt.Data, id); err != nil {
 		// Not here yet, or left incomplete: fetch it whole.
-		if err := os.RemoveAll(final); err != nil {
+		if err := removeBuild(dir, id); err != nil {
 			return "", fmt.Errorf("cannot remove the incomplete build %s: %w", final, err)
 		}
 		start := time.Now()
@@ -241,7 +241,7 @@ func (s *Syncer) sync(ctx context.Context) (string, error) {
 					err = errors.Join(err, perr)
 				}
 			}
-			if rerr := os.RemoveAll(final); rerr != nil {
+			if rerr := removeBuild(dir, id); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 			return "", fmt.Errorf("refused build %s: %w", id, err)
@@ -259,8 +259,10 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 	if s.etag != "" {
 		in.IfNoneMatch = aws.String(s.etag)
 	}
-	out, err := s.c.s3.GetObject(ctx, in)
-	if err != nil {
+	req := s.c.start(ctx)
+	defer req.end()
+	out, err := s.c.s3.GetObject(req.ctx, in)
+	if err = req.err(err); err != nil {
 		var re *smithyhttp.ResponseError
 		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotModified {
 			return "", s.etag, false, nil
@@ -274,8 +276,8 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 		return "", "", false, fmt.Errorf("cannot read %s/CURRENT: %w", s.c.loc, err)
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, 256))
-	if err != nil {
+	b, err := io.ReadAll(io.LimitReader(req.reader(out.Body), 256))
+	if err = req.err(err); err != nil {
 		return "", "", false, fmt.Errorf("cannot read %s/CURRENT: %w", s.c.loc, err)
 	}
 	etag = aws.ToString(out.ETag)
@@ -284,7 +286,7 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 	}
 	id = strings.TrimSpace(string(b))
 	if !index.ValidBuildID(id) {
-		return "", "", false, fmt.Errorf("%s/CURRENT holds %q, not a build id", s.c.loc, id)
+		return "", "", false, fmt.Errorf("%s/CURRENT holds %q, not a build id (YYYYMMDDTHHMMSSZ-xxxxxx); publish a build with kwdata build-index --publish", s.c.loc, id)
 	}
 	return id, etag, true, nil
 }
@@ -295,6 +297,12 @@ func (s *Syncer) pointer(ctx context.Context) (id, etag string, changed bool, er
 func (s *Syncer) fetch(ctx context.Context, dir, id string) (n int64, err error) {
 	list, err := s.c.fileList(ctx, id)
 	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	if err := checkRoom(dir, list); err != nil {
 		return 0, err
 	}
 	in := filepath.Join(dir, incomingPrefix+id)
@@ -352,13 +360,15 @@ func (s *Syncer) fetch(ctx context.Context, dir, id string) (n int64, err error)
 // fileList reads and checks files.json of build id.
 func (c *Client) fileList(ctx context.Context, id string) (*FileList, error) {
 	key := c.loc.key(buildsDir, id, filesObject)
-	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
-	if err != nil {
+	req := c.start(ctx)
+	defer req.end()
+	out, err := c.s3.GetObject(req.ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
+	if err = req.err(err); err != nil {
 		return nil, fmt.Errorf("cannot read the file list %s: %w", key, err)
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, maxFileList+1))
-	if err != nil {
+	b, err := io.ReadAll(io.LimitReader(req.reader(out.Body), maxFileList+1))
+	if err = req.err(err); err != nil {
 		return nil, fmt.Errorf("cannot read the file list %s: %w", key, err)
 	}
 	if len(b) > maxFileList {
@@ -378,8 +388,10 @@ func (c *Client) fileList(ctx context.Context, id string) (*FileList, error) {
 // SHA-256 against f.
 func (c *Client) download(ctx context.Context, id string, f File, name string) error {
 	key := c.loc.key(buildsDir, id, f.Name)
-	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
-	if err != nil {
+	req := c.start(ctx)
+	defer req.end()
+	out, err := c.s3.GetObject(req.ctx, &s3.GetObjectInput{Bucket: aws.String(c.loc.Bucket), Key: aws.String(key)})
+	if err = req.err(err); err != nil {
 		return fmt.Errorf("cannot download %s: %w", key, err)
 	}
 	defer out.Body.Close()
@@ -389,7 +401,8 @@ func (c *Client) download(ctx context.Context, id string, f File, name string) e
 	}
 	h := sha256.New()
 	// One byte past the listed size shows an object that is too long.
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(out.Body, f.Size+1))
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(req.reader(out.Body), f.Size+1))
+	err = req.err(err)
 	if err == nil {
 		err = w.Sync()
 	}
@@ -445,6 +458,38 @@ func (s *Syncer) prune(dir, served, replaced string) {
 			}
 		}
 	}
+}
+
+// removeBuild removes the build id of the index folder dir. It refuses
+// any name that is not a build id, so that a name from the store can
+// never remove a pointer file or anything else the build list does not
+// own.
+func removeBuild(dir, id string) error {
+	if !index.ValidBuildID(id) {
+		return fmt.Errorf("refusing to remove %q from %s: not a build id", id, dir)
+	}
+	return os.RemoveAll(filepath.Join(dir, id))
+}
+
+// checkRoom refuses a build whose files add up to more bytes than the
+// disk of dir has free, before anything is downloaded: files.json comes
+// from the store, and a download that fills the disk would stop the
+// served build's writes too. A disk whose free space cannot be read is
+// not checked.
+func checkRoom(dir string, list *FileList) error {
+	free, ok := freeBytes(dir)
+	if !ok {
+		return nil
+	}
+	var total uint64
+	for _, f := range list.Files {
+		total += uint64(f.Size) // at most free plus one int64: no wrap
+		if total > free {
+			return fmt.Errorf("build %s declares at least %d bytes, but %s has %d bytes free; free space on that disk or check files.json in the store",
+				list.BuildID, total, dir, free)
+		}
+	}
+	return nil
 }
 
 // syncDir makes the entries of a directory durable.
