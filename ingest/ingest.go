@@ -327,6 +327,12 @@ func ingestKeywords(ctx context.Context, opt Options, budget int, rep *Report, p
 		if len(st.MissingColumns) > 0 {
 			log.Warn("planner export lacks columns; their fields stay null", "file", name, "columns", st.MissingColumns)
 		}
+		for _, u := range st.Unreadable {
+			// One line a column: an export of another interface language
+			// can have thousands of such cells, and one says as much.
+			log.Warn("planner rows kept with a word kwdata cannot read; "+u.keptAs(), "file", name, "column", u.Column,
+				"rows", u.Rows, "first", u.First, "line", u.Line)
+		}
 		return nil
 	})
 	if err != nil {
