@@ -333,3 +333,21 @@ func TestRunWarnsUnreadableOnce(t *testing.T) {
 		t.Errorf("levels %v, want %v", levels, want)
 	}
 }
+
+// TestDocsListPlannerLanguages keeps the operators' list of interface
+// languages (docs/OPERATIONS.md) true to the table.
+func TestDocsListPlannerLanguages(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "OPERATIONS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "**Exports in another interface language.**")
+	section, _, _ = strings.Cut(section, "\n- ")
+	section = strings.Join(strings.Fields(section), " ")
+	for _, l := range plannerLanguages {
+		name, _, _ := strings.Cut(l.name, " (")
+		if !strings.Contains(section, name) {
+			t.Errorf("docs/OPERATIONS.md does not list %s among the interface languages", l.name)
+		}
+	}
+}
