@@ -45,8 +45,9 @@ type BuildOptions struct {
 	// begun. Default: 128 MiB.
 	TableBytes int64
 	// AllowMissingRelated publishes a build although a country with
-	// keywords has no related partition on the date (its keywords then
-	// have no related keywords). Default: refused with ErrMissingRelated.
+	// keywords has no related partition on the date, or one without rows
+	// beside SERP rows of the date (its keywords then have no related
+	// keywords). Default: refused with ErrMissingRelated.
 	AllowMissingRelated bool
 	// AllowShrink publishes a build although a country of the published
 	// build has no keywords in it, or fewer than half as many. Default:
@@ -60,9 +61,11 @@ type BuildOptions struct {
 }
 
 // ErrMissingRelated is wrapped in the error of a build refused because a
-// country with keywords has no related partition on the date: the
-// similarity stage did not run or failed, and publishing would replace
-// the related keywords of the published build with none.
+// country with keywords has no related partition on the date, or one
+// without rows although the country has SERPs on the date: the similarity
+// stage did not run or failed, or the SERPs match none of the keywords,
+// and publishing would replace the related keywords of the published
+// build with none.
 var ErrMissingRelated = errors.New("a country has keywords but no related partition")
 
 // ErrShrink is wrapped in the error of a build refused because a country
@@ -218,7 +221,9 @@ func keywordCounts(data, date string, countries []string) (map[string]int, int, 
 }
 
 // guard refuses a build that would publish less than it should: a country
-// with keywords but no related partition (unless AllowMissingRelated),
+// with keywords but no related partition, or one without rows while the
+// country's serps partition of the date has rows (unless
+// AllowMissingRelated),
 // and a country of the published build left with no keywords or fewer
 // than half of them (unless AllowShrink). counts are the new build's
 // keywords by upper-case country code. Each refusal names the country
@@ -230,15 +235,38 @@ func guard(fs vfs.FS, indexDir string, opt BuildOptions, counts map[string]int) 
 		if err != nil {
 			return fmt.Errorf("cannot list related partitions of %s: %w", opt.Date, err)
 		}
-		var missing []string
+		var missing, empty []string
 		for _, cc := range slices.Sorted(maps.Keys(counts)) {
-			if counts[cc] > 0 && !slices.Contains(related, strings.ToLower(cc)) {
+			switch {
+			case counts[cc] == 0:
+			case !slices.Contains(related, strings.ToLower(cc)):
 				missing = append(missing, fmt.Sprintf("%s has %d keywords but no related partition", cc, counts[cc]))
+			default:
+				// A related partition without rows beside SERPs of the
+				// date: the SERPs matched no keyword (a SERP file of
+				// another keyword list), which publishes as surely
+				// without related keywords as a missing partition.
+				n, serps, err := emptyRelated(opt.Data, strings.ToLower(cc), opt.Date)
+				if err != nil {
+					return err
+				}
+				if n == 0 && serps > 0 {
+					empty = append(empty, fmt.Sprintf("%s has %d keywords and %d SERP rows on %s but no related keywords (its related partition has no rows)", cc, counts[cc], serps, opt.Date))
+				}
 			}
 		}
+		var what []string
 		if len(missing) > 0 {
-			errs = append(errs, guardError{ErrMissingRelated, fmt.Sprintf("%s on %s; run similarity for that date first, or pass --allow-missing-related to publish without related keywords",
-				strings.Join(missing, ", "), opt.Date)})
+			what = append(what, strings.Join(missing, ", ")+" on "+opt.Date)
+		}
+		what = append(what, empty...)
+		if len(what) > 0 {
+			next := "run similarity for that date first"
+			if len(empty) > 0 {
+				next = "check that the SERPs of the date are for its keywords (ingest them again) and run similarity"
+			}
+			errs = append(errs, guardError{ErrMissingRelated, fmt.Sprintf("%s; %s, or pass --allow-missing-related to publish without related keywords",
+				strings.Join(what, ", "), next)})
 		}
 	}
 	if !opt.AllowShrink {
@@ -272,6 +300,26 @@ func guard(fs vfs.FS, indexDir string, opt BuildOptions, counts map[string]int) 
 		return errs[0]
 	}
 	return fmt.Errorf("%w; %w", errs[0], errs[1]) // one line, as every command's reason is
+}
+
+// emptyRelated counts, from the footers, the rows of the related
+// partition of cc on date and the rows of its serps partition (0 when it
+// has none).
+func emptyRelated(data, cc, date string) (related, serps int64, err error) {
+	if related, err = lake.Rows(data, kw.DatasetRelated, cc, date); err != nil || related > 0 {
+		if err != nil {
+			err = fmt.Errorf("cannot count the related rows of %s: %w", cc, err)
+		}
+		return related, 0, err
+	}
+	serps, err = lake.Rows(data, kw.DatasetSERPs, cc, date)
+	if errors.Is(err, lake.ErrNoPartition) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("cannot count the SERP rows of %s: %w", cc, err)
+	}
+	return 0, serps, nil
 }
 
 // guardError is a refusal of guard: its message says what and why, and

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/lake"
 )
 
 // TestBuildGuards: a build that would publish a country without related
@@ -31,6 +33,15 @@ func TestBuildGuards(t *testing.T) {
 			writeLake(tb, data, next, map[string]lakeCountry{"us": {keywords: simpleKeywords(100, 2), intents: []kw.IntentRow{}}})
 		}, BuildOptions{AllowMissingRelated: true}, []error{ErrMissingRelated},
 			[]string{"US has 100 keywords but no related partition on " + next, "--allow-missing-related"}},
+		{"a related partition without rows beside SERPs", func(tb testing.TB, data string) {
+			// The SERPs of the date matched none of its keywords, so
+			// similarity wrote an empty related partition.
+			simpleLake(tb, data, next, "de", 100, 2)
+			writeLake(tb, data, next, map[string]lakeCountry{"us": {keywords: simpleKeywords(100, 2), related: []kw.RelatedRow{}, intents: []kw.IntentRow{}}})
+			writeSERPs(tb, data, next, "us", 30)
+		}, BuildOptions{AllowMissingRelated: true}, []error{ErrMissingRelated},
+			[]string{"US has 100 keywords and 30 SERP rows on " + next + " but no related keywords (its related partition has no rows)",
+				"--allow-missing-related"}},
 		{"a country gone", func(tb testing.TB, data string) {
 			simpleLake(tb, data, next, "us", 100, 2)
 		}, BuildOptions{AllowShrink: true}, []error{ErrShrink},
@@ -111,6 +122,11 @@ func TestBuildGuardsPass(t *testing.T) {
 			simpleLake(tb, data, "2026-11-21", "de", 100, 2)
 			simpleLake(tb, data, "2026-11-21", "fr", 10, 2)
 		}},
+		{"an empty related partition without SERPs on the date", func(tb testing.TB, data string) {
+			simpleLake(tb, data, "2026-11-21", "us", 100, 2)
+			writeLake(tb, data, "2026-11-21", map[string]lakeCountry{"de": {keywords: simpleKeywords(100, 2), related: []kw.RelatedRow{}}})
+			writeSERPs(tb, data, "2026-11-21", "de", 0)
+		}},
 		{"a country without keywords needs no related partition", func(tb testing.TB, data string) {
 			simpleLake(tb, data, "2026-11-21", "us", 100, 2)
 			simpleLake(tb, data, "2026-11-21", "de", 100, 2)
@@ -146,4 +162,16 @@ func TestBuildGuardsPass(t *testing.T) {
 			t.Errorf("CURRENT names %s, want %s", got, m.BuildID)
 		}
 	})
+}
+
+// writeSERPs writes a serps partition of n rows for cc on date.
+func writeSERPs(tb testing.TB, data, date, cc string, n int) {
+	tb.Helper()
+	rows := []kw.SERPRow{}
+	for i := range n {
+		rows = append(rows, kw.SERPRow{Keyword: fmt.Sprintf("elsewhere %d", i), Rank: 1, URL: "https://example.com/", URLKey: "example.com/"})
+	}
+	if err := lake.WritePartition(data, kw.DatasetSERPs, cc, date, rows); err != nil {
+		tb.Fatal(err)
+	}
 }

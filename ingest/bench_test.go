@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -104,6 +105,57 @@ func BenchmarkSplitCells(b *testing.B) {
 					}
 					b.Fatal(err)
 				}
+			}
+		}
+	})
+}
+
+// BenchmarkSERPCoverage measures what counting the keywords that got a
+// SERP adds to a run: the hashing and the intersection of the sample's
+// keywords and SERP keywords ("coverage"), beside a whole run of the same
+// files ("run", which includes it), so the ratio is its share.
+func BenchmarkSERPCoverage(b *testing.B) {
+	planner, serps := sampleFiles(b, 20000)
+	recs, _, err := ParsePlanner(bytes.NewReader(planner), "p", nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var keywords, serpKeywords [][]byte
+	for _, r := range recs {
+		keywords = append(keywords, []byte(r.Keyword))
+	}
+	if _, err := ParseSERPJSONL(bytes.NewReader(serps), "s", "us", func(k string, _ []kw.SERPRow) {
+		serpKeywords = append(serpKeywords, []byte(k))
+	}, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("coverage", func(b *testing.B) {
+		for b.Loop() {
+			seed := maphash.MakeSeed()
+			k, s := &keySet{seed: seed}, &keySet{seed: seed}
+			for _, key := range keywords {
+				k.add(key)
+			}
+			for _, key := range serpKeywords {
+				s.add(key)
+			}
+			intersect(k.hashes, s.hashes)
+		}
+	})
+	b.Run("run", func(b *testing.B) {
+		dir := b.TempDir()
+		pf, sf := filepath.Join(dir, "p.csv"), filepath.Join(dir, "s.jsonl")
+		if err := os.WriteFile(pf, planner, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(sf, serps, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			opt := Options{Data: filepath.Join(dir, "data"), Date: "2026-03-01", Country: "us",
+				PlannerCSV: []string{pf}, SERPJSONL: []string{sf}}
+			if _, err := Run(context.Background(), opt); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

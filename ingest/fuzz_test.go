@@ -31,7 +31,8 @@ func checkBadLines(tb testing.TB, bad []BadRow) {
 }
 
 func FuzzParsePlanner(f *testing.F) {
-	for _, name := range []string{"testdata/keyword-planner-utf16le.csv", "testdata/keyword-planner-utf8.csv"} {
+	for _, name := range []string{"testdata/keyword-planner-utf16le.csv", "testdata/keyword-planner-utf8.csv",
+		"testdata/planner-languages/ko.csv", "testdata/planner-languages/el.csv"} {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
@@ -41,6 +42,10 @@ func FuzzParsePlanner(f *testing.F) {
 	f.Add(encodeText(f, "utf16be", tsv(stdHeader, []string{"a", "EUR", "1K – 10K", "", "", "low", "12.5", "1,000.005", "", "5", "", "7"})))
 	f.Add([]byte("x\nKeyword,Avg. monthly searches,Currency\n\"a\"\"b\",\"1,000\",usd\n,,\n\"unterminated,5\n"))
 	f.Add([]byte("Keyword\tAvg. monthly searches\tSearches: Jan 2024\tSearches: Jan 2024\n a \t1.5K\t3\t4\r\n"))
+	// Change headers in a language the table lacks, found by position, and
+	// level words it cannot read.
+	f.Add([]byte("Keyword\tAvg. monthly searches\tVáltozás 3\tVáltozás év\tCompetition\tCompetition (indexed value)\n" +
+		"a\t10\tsok\t5%\tNagyon magas\t70\nb\t10\t∞\t-\t알 수 없음\t\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var bad []BadRow
 		recs, st, err := ParsePlanner(bytes.NewReader(data), "f.csv", map[string]float64{"EUR": 1.08},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"math"
@@ -127,6 +128,13 @@ type Report struct {
 	SkippedResults int // results dropped: no valid rank or no valid URL key
 	Truncated      int // results dropped for a rank past kw.MaxRank, or beyond kw.MaxRank of a line
 
+	// KeywordsCompared are the keywords a run with SERPs compares them
+	// with: those of its planner exports, or, without any, those of the
+	// date's keywords partition (0: none to compare with).
+	// KeywordsWithSERP are those of them that got a SERP with results;
+	// Run warns when that is fewer than half of them.
+	KeywordsCompared, KeywordsWithSERP int
+
 	Bad      []BadRow // the first MaxBadRows bad rows
 	BadCount int      // all bad rows
 }
@@ -169,7 +177,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 
 	// The first error is the run's, and stops the other goroutine, whose
 	// own error is then only the cancellation.
-	g, ctx := errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 
 	// Both partitions are sorted on disk past their budgets, so that a
 	// country of tens of millions of keywords fits in a few GiB; when both
@@ -192,10 +200,18 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			slake.Abort()
 		}
 	}()
+	// A run with SERPs counts the keywords that got one: a SERP file of
+	// another keyword list matches none, and similarity would then find
+	// no related keywords at all.
+	var keywordKeys, serpKeys *keySet
+	if len(opt.SERPJSONL) > 0 {
+		seed := maphash.MakeSeed()
+		keywordKeys, serpKeys = &keySet{seed: seed}, &keySet{seed: seed}
+	}
 	if len(opt.PlannerCSV) > 0 {
 		g.Go(func() error {
 			var err error
-			kres, pending, err = ingestKeywords(ctx, opt, keywordBudget, &krep, prog, log)
+			kres, pending, err = ingestKeywords(gctx, opt, keywordBudget, keywordKeys, &krep, prog, log)
 			if err != nil {
 				return err
 			}
@@ -205,11 +221,12 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	}
 
 	serps := NewSERPWriter(opt.Data, opt.Country, opt.Date, serpBudget)
+	serps.keys = serpKeys
 	defer serps.Abort()
 	if len(opt.SERPJSONL) > 0 {
 		g.Go(func() error {
 			var err error
-			sres, slake, err = ingestSERPs(ctx, opt, serps, &rep, prog, log, start)
+			sres, slake, err = ingestSERPs(gctx, opt, serps, &rep, prog, log, start)
 			return err
 		})
 	}
@@ -233,10 +250,35 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 		rep.SERPs, rep.SERPRows, rep.SERPDuplicates = sres.Keywords, sres.Rows, sres.Duplicates
 	}
+	if serpKeys != nil {
+		serpCoverage(ctx, opt, keywordKeys, serpKeys, &rep, log)
+	}
 	log.Info("ingested", "keywords", rep.Keywords, "duplicates", rep.Duplicates,
 		"serps", rep.SERPs, "serp_rows", rep.SERPRows, "bad", rep.BadCount,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 	return rep, nil
+}
+
+// serpCoverage counts the keywords that got a SERP, of the run's planner
+// exports (keywords, filled as they were written) or else of the date's
+// keywords partition, and warns in one line when fewer than half did.
+func serpCoverage(ctx context.Context, opt Options, keywords, serps *keySet, rep *Report, log *slog.Logger) {
+	if len(opt.PlannerCSV) == 0 {
+		ok, err := lakeKeywords(ctx, opt.Data, opt.Country, opt.Date, keywords)
+		if err != nil {
+			log.Warn("cannot count the keywords that got a SERP", "err", err)
+			return
+		}
+		if !ok {
+			return // no keywords on the date yet: nothing to compare with
+		}
+	}
+	rep.KeywordsCompared = len(keywords.hashes)
+	rep.KeywordsWithSERP = intersect(keywords.hashes, serps.hashes)
+	if rep.KeywordsCompared > 0 && 2*rep.KeywordsWithSERP < rep.KeywordsCompared {
+		log.Warn(fmt.Sprintf("only %d of the %d keywords got a SERP; similarity finds related keywords only among those, so check that the SERP files are for this country's planner keywords",
+			rep.KeywordsWithSERP, rep.KeywordsCompared), "keywords", rep.KeywordsCompared, "with_serp", rep.KeywordsWithSERP)
+	}
 }
 
 // ingestSERPs reads the SERP files of opt into serps and writes the serps
@@ -304,8 +346,9 @@ func spillBudgets(total int, planner, serps bool) (serpBytes, keywordBytes int) 
 // and writes the keywords partition into the staging folder; the caller
 // publishes it (Commit) or drops it (Abort). rep gets the planner rows'
 // counts and bad rows.
-func ingestKeywords(ctx context.Context, opt Options, budget int, rep *Report, prog *runProgress, log *slog.Logger) (WriteResult, *lake.Writer[kw.KeywordRecord], error) {
+func ingestKeywords(ctx context.Context, opt Options, budget int, keys *keySet, rep *Report, prog *runProgress, log *slog.Logger) (WriteResult, *lake.Writer[kw.KeywordRecord], error) {
 	keywords := newKeywordWriter(opt.Data, opt.Country, opt.Date, budget)
+	keywords.keys = keys
 	defer keywords.abort()
 	src := 0
 	err := eachFile(ctx, opt.PlannerCSV, StagePlanner, prog, func(r io.Reader, name string) error {
@@ -326,6 +369,12 @@ func ingestKeywords(ctx context.Context, opt Options, budget int, rep *Report, p
 		log.Info("read planner export", "file", name, "rows", st.Records, "bad", st.Bad, "summaries", st.Summaries)
 		if len(st.MissingColumns) > 0 {
 			log.Warn("planner export lacks columns; their fields stay null", "file", name, "columns", st.MissingColumns)
+		}
+		for _, u := range st.Unreadable {
+			// One line a column: an export of another interface language
+			// can have thousands of such cells, and one says as much.
+			log.Warn("planner rows kept with a word kwdata cannot read; "+u.keptAs(), "file", name, "column", u.Column,
+				"rows", u.Rows, "first", u.First, "line", u.Line)
 		}
 		return nil
 	})

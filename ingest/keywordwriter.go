@@ -25,6 +25,7 @@ type keywordWriter struct {
 	data, country, date string
 	sorter              *recordSorter
 	drops               map[int]map[string]bool
+	keys                *keySet // when set, gets every keyword written
 	buf                 []byte
 	err                 error
 }
@@ -115,6 +116,9 @@ func (w *keywordWriter) write(ctx context.Context) (WriteResult, *lake.Writer[kw
 		}
 		res.Keywords++
 		res.Duplicates += len(payloads) - 1
+		if w.keys != nil {
+			w.keys.add(key)
+		}
 		batch = append(batch, best)
 		if len(batch) == cap(batch) {
 			err := bw.send(batch)

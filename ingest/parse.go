@@ -32,6 +32,40 @@ type ParseStats struct {
 	// MissingColumns names the known planner columns the header lacks; the
 	// fields they feed are left null.
 	MissingColumns []string
+
+	// Unreadable counts, by column, the planner cells other than the
+	// keyword that held a word kwdata cannot read (a competition level or
+	// a change in a language it does not know). Their rows are kept, with
+	// the field null, or the level taken from the competition index.
+	Unreadable []UnreadableCells
+}
+
+// UnreadableCells counts the cells of one planner column that kwdata
+// could not read.
+type UnreadableCells struct {
+	Column    string // the header, as the export writes it
+	Rows      int    // rows whose cell it could not read
+	FromIndex int    // of them, rows whose level followed from Competition (indexed value)
+	First     string // the first such cell
+	Line      int    // its line
+	col       int
+}
+
+// String says in one line what was unreadable and what became of it.
+func (u UnreadableCells) String() string {
+	return fmt.Sprintf("%s: %d rows hold a word kwdata cannot read (the first %q, line %d); the rows are kept, %s",
+		u.Column, u.Rows, u.First, u.Line, u.keptAs())
+}
+
+// keptAs says what became of the fields of the rows.
+func (u UnreadableCells) keptAs() string {
+	switch {
+	case u.FromIndex == u.Rows:
+		return "their level follows from " + colCompetitionIndex
+	case u.FromIndex > 0:
+		return fmt.Sprintf("%d took their level from %s, the other %d have none", u.FromIndex, colCompetitionIndex, u.Rows-u.FromIndex)
+	}
+	return "the field is null"
 }
 
 // FormatError reports a file that is not the expected format at all. Run

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,15 @@ const (
 	monthPrefix         = "Searches:" // then " Mon YYYY", the space optional
 )
 
+// otherEnglishHeaders are, folded, the English headers of planner
+// exports that kwdata does not read: a column with one of them is never
+// taken for a change column by its position.
+var otherEnglishHeaders = map[string]bool{
+	"segmentation": true, "ad impression share": true, "organic impression share": true,
+	"organic average position": true, "in account?": true, "in account": true, "in plan?": true,
+	"impr. share": true, "extracted from": true, "ad group": true, "currency": true,
+}
+
 // plannerColumns maps the fields to their column index (-1 when absent).
 type plannerColumns struct {
 	names                                                   []string // header cells as written
@@ -93,6 +103,9 @@ func mapColumns(header []string) (c plannerColumns, missing []string) {
 	seen := map[string]bool{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
+		if en, ok := changeHeaders[foldWord(h)]; ok {
+			h = en // a change column's header in another language
+		}
 		for _, w := range want {
 			if *w.idx < 0 && (strings.EqualFold(h, w.name) ||
 				w.name == colVolume && len(h) > len(colVolume) && strings.EqualFold(h[:len(colVolume)], colVolume)) {
@@ -108,6 +121,26 @@ func mapColumns(header []string) (c plannerColumns, missing []string) {
 		}
 	}
 	sort.Slice(c.months, func(i, j int) bool { return c.months[i].month < c.months[j].month })
+	if c.threeMonth < 0 && c.yoy < 0 && c.volume >= 0 && c.volume+2 < len(header) {
+		// An interface language whose change headers the table lacks:
+		// the planner writes the two change columns right after the
+		// average monthly searches, three month change first.
+		claimed := map[int]bool{}
+		for _, w := range want {
+			claimed[*w.idx] = true
+		}
+		for _, m := range c.months {
+			claimed[m.col] = true
+		}
+		foreign := func(i int) bool {
+			h := foldWord(header[i])
+			return !claimed[i] && h != "" && !otherEnglishHeaders[h] &&
+				!strings.HasPrefix(h, strings.ToLower(monthPrefix)) && !strings.HasPrefix(h, "concept:")
+		}
+		if a, b := c.volume+1, c.volume+2; foreign(a) && foreign(b) {
+			c.threeMonth, c.yoy = a, b
+		}
+	}
 	legacy := c.avgCPC >= 0 && c.bidLow < 0 && c.bidHigh < 0 // the CPC column stands in for the bids
 	for _, w := range want {
 		switch {
@@ -218,6 +251,8 @@ type plannerParser struct {
 	slab   []kw.MonthlySearches
 	ints   []int64   // backing store of the records' nullable numbers
 	floats []float64 // likewise for competition
+
+	unreadable []UnreadableCells // by column, in the order first met
 }
 
 // ParsePlanner reads a Keyword Planner export: UTF-16LE or UTF-16BE with a
@@ -225,14 +260,21 @@ type plannerParser struct {
 // character), or UTF-8 with or without one; preamble lines before the
 // header row (the first row with a cell "Keyword", in any column);
 // tab-separated, or comma-separated when the header row is; columns found
-// by name, today's planner names or the legacy AdWords ones.
+// by name, today's planner names or the legacy AdWords ones. The planner's
+// interface language shows in the competition levels and the change
+// columns' headers: the words of the languages in plannerLanguages are
+// read, and change columns whose header is in another language are the
+// two after the average monthly searches.
 //
 // Every data row becomes a record (source SourcePlanner), a summary (a row
 // without a keyword, such as a segmentation's "All" row: counted in
 // ParseStats.Summaries) or a bad row passed to bad (which may be nil), and
 // the parse goes on. A metric the row gives no value for (blank, a dash,
 // "N/A", "Unknown") is nil in the record, never 0; a month column that has
-// no value in any row is left out of every record. Records are returned in
+// no value in any row is left out of every record. A competition level or
+// a change holding a word kwdata cannot read never costs the row: the
+// field is nil (the level follows from the competition index where the
+// row has one), and ParseStats.Unreadable counts the cells. Records are returned in
 // file order, not deduplicated (WriteKeywords does that). usdRate maps
 // currency codes, either case, to USD per unit. A file without a header row
 // is refused with a *FormatError, a row in a currency without a rate with a
@@ -336,6 +378,7 @@ func parsePlanner(r io.Reader, name string, usdRate map[string]float64, bad func
 			return st, nil, err
 		}
 	}
+	st.Unreadable = p.unreadable
 	return st, p.emptyMonths(), nil
 }
 
@@ -486,21 +529,19 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 		return rec, reason, nil
 	}
 
-	switch s := numeric(cells, c.level); strings.ToLower(s) {
-	case "":
-	case "low":
-		rec.CompetitionLevel = "LOW"
-	case "medium":
-		rec.CompetitionLevel = "MEDIUM"
-	case "high":
-		rec.CompetitionLevel = "HIGH"
-	default:
-		// The legacy export writes competition as a decimal 0–1.
-		m, err := parseMicros(s)
-		if err != nil || m > kw.MicrosPerUnit {
-			return rec, fmt.Sprintf("%s %q is not Low, Medium, High or a number from 0 to 1", p.cols.names[c.level], s), nil
+	// A level word of any interface language in the table; the legacy
+	// export writes competition as a decimal 0–1 instead. A word kwdata
+	// cannot read never costs the row: the level then follows from the
+	// index, or stays null.
+	unreadLevel := ""
+	if s := numeric(cells, c.level); s != "" {
+		if level, ok := levelWords[foldWord(s)]; ok {
+			rec.CompetitionLevel = level
+		} else if m, err := parseMicros(s); err == nil && m <= kw.MicrosPerUnit {
+			rec.Competition = p.float64(float64((m+kw.MicrosPerUnit/200)/(kw.MicrosPerUnit/100)) / 100)
+		} else {
+			unreadLevel = s
 		}
-		rec.Competition = p.float64(float64((m+kw.MicrosPerUnit/200)/(kw.MicrosPerUnit/100)) / 100)
 	}
 
 	if s := numeric(cells, c.index); s != "" {
@@ -509,7 +550,14 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 			return rec, fmt.Sprintf("%s %q is not a number from 0 to 100", p.cols.names[c.index], s), nil
 		}
 		// index/100 to two decimals is the index rounded half up, in hundredths.
-		rec.Competition = p.float64(float64((m+kw.MicrosPerUnit/2)/kw.MicrosPerUnit) / 100)
+		index := (m + kw.MicrosPerUnit/2) / kw.MicrosPerUnit
+		rec.Competition = p.float64(float64(index) / 100)
+		if unreadLevel != "" {
+			rec.CompetitionLevel = levelFromIndex(index)
+		}
+	}
+	if unreadLevel != "" {
+		p.unread(c.level, line, unreadLevel, rec.CompetitionLevel != "")
 	}
 
 	if len(c.months) > 0 {
@@ -538,35 +586,50 @@ func (p *plannerParser) row(cells []string, line int) (rec kw.KeywordRecord, rea
 		yoy, tri = kw.Changes(rec.Monthly)
 	}
 	if c.yoy >= 0 {
-		if yoy, reason = p.change(cells, c.yoy); reason != "" {
-			return rec, reason, nil
-		}
+		yoy = p.change(cells, c.yoy, line)
 	}
 	if c.threeMonth >= 0 {
-		if tri, reason = p.change(cells, c.threeMonth); reason != "" {
-			return rec, reason, nil
-		}
+		tri = p.change(cells, c.threeMonth, line)
 	}
 	rec.YoYChange, rec.ThreeMonthChange = yoy, tri
 	return rec, "", nil
 }
 
 // change parses a percent change cell: "0%", "-90%", "1,900%", "12.5%" or
-// "∞" (searches rose from zero, +Inf); a dash or a blank is no value.
-func (p *plannerParser) change(cells []string, col int) (*float64, string) {
+// "∞" (searches rose from zero, +Inf); a dash or a blank is no value. A
+// cell it cannot read is no value too, counted in the parse's stats: the
+// change is derived data, and never costs the row.
+func (p *plannerParser) change(cells []string, col, line int) *float64 {
 	s := numeric(cells, col)
 	switch s {
 	case "":
-		return nil, ""
+		return nil
 	case "∞", "+∞", "inf", "Infinity":
-		return p.float64(math.Inf(1)), ""
+		return p.float64(math.Inf(1))
 	}
 	num := strings.ReplaceAll(strings.TrimSpace(strings.TrimSuffix(s, "%")), ",", "")
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < -100 {
-		return nil, fmt.Sprintf("%s %q is not a percent change", p.cols.names[col], s)
+		p.unread(col, line, s, false)
+		return nil
 	}
-	return p.float64(v), ""
+	return p.float64(v)
+}
+
+// unread counts a cell of column col that kwdata cannot read, kept as
+// null (or, for the level, taken from the index: fromIndex).
+func (p *plannerParser) unread(col, line int, cell string, fromIndex bool) {
+	i := slices.IndexFunc(p.unreadable, func(u UnreadableCells) bool { return u.col == col })
+	if i < 0 {
+		i = len(p.unreadable)
+		p.unreadable = append(p.unreadable, UnreadableCells{Column: strings.TrimSpace(p.cols.names[col]),
+			First: strings.Clone(cell), Line: line, col: col})
+	}
+	u := &p.unreadable[i]
+	u.Rows++
+	if fromIndex {
+		u.FromIndex++
+	}
 }
 
 // volume sets the record's volume: the average monthly searches, a count

@@ -139,7 +139,8 @@ func TestParsePlanner(t *testing.T) {
 		want    []kw.KeywordRecord
 		bad     []badWant
 		missing []string
-		err     string // substring of the error, when the file is refused
+		unread  []UnreadableCells // the cells kept as null, or levels taken from the index
+		err     string            // substring of the error, when the file is refused
 	}{
 		{name: "utf16le with preamble", enc: "utf16le", text: std, want: stdRecs},
 		{name: "utf16be", enc: "utf16be", text: std, want: stdRecs},
@@ -257,12 +258,14 @@ func TestParsePlanner(t *testing.T) {
 				[]string{"range", "USD", "10K – 1K"},                                // 15
 				[]string{"ctl\x01", "USD", "1"},                                     // 16
 			),
-			want: []kw.KeywordRecord{rec("ok", 100), rec("one two three four five six seven eight nine ten eleven", -1)},
+			// A level word kwdata cannot read costs the row nothing.
+			want: []kw.KeywordRecord{rec("ok", 100), rec("one two three four five six seven eight nine ten eleven", -1), rec("level", 1)},
 			bad: []badWant{{6, "too long"},
 				{8, `Avg. monthly searches "abc"`}, {9, `Top of page bid (low range) "1,23"`},
-				{10, `"Very high" is not Low`}, {11, `"101" is not a number from 0 to 100`},
+				{11, `"101" is not a number from 0 to 100`},
 				{12, `Searches: Dec 2025 "x"`}, {13, `"US$" is not a currency code`},
 				{14, `"-5"`}, {15, `"10K – 1K"`}, {16, "control characters"}},
+			unread: []UnreadableCells{{Column: "Competition", Rows: 1, First: "Very high", Line: 10}},
 		},
 		{
 			name: "header only",
@@ -299,9 +302,12 @@ func TestParsePlanner(t *testing.T) {
 			enc:  "utf8",
 			text: tsv([]string{"Keyword", "Avg. monthly searches", "Competition", "Competition (indexed value)"},
 				[]string{"a", "10", "-", "-"}, []string{"b", "10", "--", ""}, []string{"c", "10", "—", "—"},
-				[]string{"d", "10", " ", "–"}, []string{"e", "10", "low", "3"}, []string{"f", "10", "?", ""}),
-			want: []kw.KeywordRecord{rec("a", 10), rec("b", 10), rec("c", 10), rec("d", 10), rec("e", 10, comp("LOW", 0.03))},
-			bad:  []badWant{{7, `Competition "?" is not Low, Medium, High or a number from 0 to 1`}},
+				[]string{"d", "10", " ", "–"}, []string{"e", "10", "low", "3"}, []string{"f", "10", "?", ""},
+				[]string{"g", "10", "Very high", "66"}, []string{"h", "10", "Unknown", ""}),
+			// An unreadable word is null, or follows from the index.
+			want: []kw.KeywordRecord{rec("a", 10), rec("b", 10), rec("c", 10), rec("d", 10), rec("e", 10, comp("LOW", 0.03)),
+				rec("f", 10), rec("g", 10, comp("MEDIUM", 0.66)), rec("h", 10)},
+			unread: []UnreadableCells{{Column: "Competition", Rows: 2, FromIndex: 1, First: "?", Line: 7}},
 		},
 		{
 			name: "dollar marks and grouped digits in amounts",
@@ -368,8 +374,9 @@ func TestParsePlanner(t *testing.T) {
 			want: []kw.KeywordRecord{
 				rec("sepatu olahraga", 2900, comp("", 0.66), func(r *kw.KeywordRecord) { r.CPCMicros = i64(180000) }),
 				rec("sepatu lari", 480, comp("", 0.79)),
+				rec("sepatu", 50, func(r *kw.KeywordRecord) { r.CPCMicros = i64(100000) }),
 			},
-			bad:     []badWant{{4, `Competition "1.5" is not Low, Medium, High or a number from 0 to 1`}},
+			unread:  []UnreadableCells{{Column: "Competition", Rows: 1, First: "1.5", Line: 4}},
 			missing: []string{"Searches: Mon YYYY"},
 		},
 		{
@@ -393,8 +400,9 @@ func TestParsePlanner(t *testing.T) {
 				rec("a", 10, months("2026-01", 1), changes(math.NaN(), math.Inf(1))),
 				rec("b", 10, months("2026-01", 1), changes(-90, 1900)),
 				rec("c", 10, months("2026-01", 1), changes(math.NaN(), 12.5)),
+				rec("d", 10, months("2026-01", 1), changes(0, math.NaN())),
 			},
-			bad:     []badWant{{5, `Three month change "lots" is not a percent change`}},
+			unread:  []UnreadableCells{{Column: "Three month change", Rows: 1, First: "lots", Line: 5}},
 			missing: []string{"Currency", "Competition", "Competition (indexed value)", "Top of page bid (low range)", "Top of page bid (high range)"},
 		},
 	}
@@ -432,6 +440,7 @@ func TestParsePlanner(t *testing.T) {
 			if tt.missing != nil && !reflect.DeepEqual(st.MissingColumns, tt.missing) {
 				t.Errorf("missing columns = %q, want %q", st.MissingColumns, tt.missing)
 			}
+			checkUnreadable(t, st.Unreadable, tt.unread)
 		})
 	}
 }
@@ -546,5 +555,19 @@ func TestUnterminatedQuoteStaysOnItsLine(t *testing.T) {
 	}
 	if st.Records+st.Bad != 3 || !slices.Contains(names, "running shoes") || !slices.Contains(names, "trail shoes") {
 		t.Errorf("records %q, stats %+v; want the two rows after the broken one kept", names, st)
+	}
+}
+
+// checkUnreadable compares the unreadable cells a parse counted with want.
+func checkUnreadable(tb testing.TB, got, want []UnreadableCells) {
+	tb.Helper()
+	for i := range got {
+		got[i].col = 0
+	}
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		tb.Errorf("unreadable cells\n got %+v\nwant %+v", got, want)
 	}
 }

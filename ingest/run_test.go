@@ -66,6 +66,7 @@ func TestRun(t *testing.T) {
 	want := Report{Country: "US", Date: "2026-03-01",
 		KeywordRows: 4, Summaries: 1, Keywords: 3, Duplicates: 1,
 		SERPLines: 5, SERPs: 2, SERPRows: 3, SERPDuplicates: 1, SkippedResults: 1,
+		KeywordsCompared: 3, KeywordsWithSERP: 2,
 		BadCount: 3}
 	gotBad := rep.Bad
 	rep.Bad = nil

@@ -41,7 +41,8 @@ type SERPWriter struct {
 	data, country, date string
 	sorter              *recordSorter
 	buf                 []byte
-	err                 error // the first spill error; Add and Commit return it
+	err                 error   // the first spill error; Add and Commit return it
+	keys                *keySet // when set, gets every keyword written with rows
 }
 
 // NewSERPWriter starts a serps partition of country and date under data.
@@ -241,6 +242,9 @@ func (w *SERPWriter) write(ctx context.Context) (WriteResult, *lake.SERPWriter, 
 			if serpRowCount(p) > 0 || serpRowCount(win) == 0 {
 				win = p
 			}
+		}
+		if w.keys != nil && serpRowCount(win) > 0 {
+			w.keys.add(key)
 		}
 		rs, err := newSERPRows(win)
 		for err == nil {

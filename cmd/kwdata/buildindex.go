@@ -85,7 +85,7 @@ type publishGuards struct {
 }
 
 func (g *publishGuards) flags(fs *flag.FlagSet) {
-	fs.BoolVar(&g.allowMissingRelated, "allow-missing-related", false, "publish although a country with keywords has no related partition on the date")
+	fs.BoolVar(&g.allowMissingRelated, "allow-missing-related", false, "publish although a country with keywords has no related keywords on the date: no related partition, or one without rows beside SERPs")
 	fs.BoolVar(&g.allowShrink, "allow-shrink", false, "publish although a country of the published index would lose all or more than half of its keywords")
 }
 

@@ -56,7 +56,7 @@ func TestRealExports(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "data")
 			const date = "2026-11-21"
 			run(t, "ingest", "--data", data, "--date", date, "--country", "us", "--planner-csv", file,
-				"--usd-rate", "GBP=1.27", "--usd-rate", "EUR=1.08")
+				"--usd-rate", "GBP=1.27", "--usd-rate", "EUR=1.08", "--usd-rate", "CAD=0.73") // CAD: an export made in Korean
 			got, err := lake.Read[kw.KeywordRecord](data, kw.DatasetKeywords, "us", date)
 			if err != nil {
 				t.Fatal(err)
