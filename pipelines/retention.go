@@ -116,136 +116,168 @@ func RetentionStage(data string, r Retention, logger *slog.Logger) Stage {
 // what is published, nothing is safe to delete. Deletion goes on past a
 // failure; the error lists every failure.
 func ApplyRetention(ctx context.Context, data string, r Retention, today string, logger *slog.Logger) (RetentionReport, error) {
-	var rep RetentionReport
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	r = r.withDefaults()
+	p := &pruner{ctx: ctx, data: data, r: r.withDefaults(), logger: logger}
 	day, err := time.Parse(kw.DateLayout, today)
 	if err != nil {
-		return rep, fmt.Errorf("cannot apply retention: date %q is not YYYY-MM-DD", today)
+		return p.rep, fmt.Errorf("cannot apply retention: date %q is not YYYY-MM-DD", today)
 	}
-	rep.Cutoff = day.AddDate(0, 0, -r.KeepDays).Format(kw.DateLayout)
-
+	p.rep.Cutoff = day.AddDate(0, 0, -p.r.KeepDays).Format(kw.DateLayout)
 	builds, err := listBuilds(data)
 	if err != nil {
-		return rep, fmt.Errorf("cannot apply retention: %w", err)
+		return p.rep, fmt.Errorf("cannot apply retention: %w", err)
 	}
-	rep.Published, err = index.Published(data)
-	if err != nil {
-		return rep, fmt.Errorf("cannot apply retention: %w", err)
+	if p.rep.Published, err = index.Published(data); err != nil {
+		return p.rep, fmt.Errorf("cannot apply retention: %w", err)
 	}
-	var errs []error
-	rel := func(p string) string {
-		if r, err := filepath.Rel(data, p); err == nil {
-			return filepath.ToSlash(r)
-		}
-		return p
-	}
-	remove := func(path string, list *[]string) {
-		if err := ctx.Err(); err != nil {
-			return
-		}
-		if err := os.RemoveAll(path); err != nil {
-			errs = append(errs, fmt.Errorf("cannot delete %s: %w", path, err))
-			return
-		}
-		*list = append(*list, rel(path))
-	}
+	p.pruneBuilds(builds)
+	p.prunePartitions()
+	p.pruneState()
+	p.pruneLeftovers(time.Now())
+	return p.finish()
+}
 
-	// Builds: keep the newest KeepBuilds and the published one.
+// pruner carries one ApplyRetention through its steps: what it deleted so
+// far, and every failure, since deletion goes on past one.
+type pruner struct {
+	ctx    context.Context
+	data   string
+	r      Retention
+	logger *slog.Logger
+	rep    RetentionReport
+	errs   []error
+}
+
+// remove deletes path and notes it, relative to the data folder, in list.
+func (p *pruner) remove(path string, list *[]string) {
+	if p.ctx.Err() != nil {
+		return
+	}
+	if err := os.RemoveAll(path); err != nil {
+		p.errs = append(p.errs, fmt.Errorf("cannot delete %s: %w", path, err))
+		return
+	}
+	if rel, err := filepath.Rel(p.data, path); err == nil {
+		path = filepath.ToSlash(rel)
+	}
+	*list = append(*list, path)
+}
+
+// pruneBuilds keeps the newest KeepBuilds builds and the published one,
+// and learns the published build's data date on the way.
+func (p *pruner) pruneBuilds(builds []build) {
 	for i, b := range builds {
-		if b.id == rep.Published {
-			rep.PublishedDate = b.dataDate
+		if b.id == p.rep.Published {
+			p.rep.PublishedDate = b.dataDate
 		}
-		if b.id == rep.Published || i >= len(builds)-r.KeepBuilds {
-			rep.KeptBuilds = append(rep.KeptBuilds, b.id)
+		if b.id == p.rep.Published || i >= len(builds)-p.r.KeepBuilds {
+			p.rep.KeptBuilds = append(p.rep.KeptBuilds, b.id)
 			continue
 		}
-		remove(filepath.Join(kw.IndexDir(data), b.id), &rep.DeletedBuilds)
+		p.remove(filepath.Join(kw.IndexDir(p.data), b.id), &p.rep.DeletedBuilds)
 	}
+}
 
-	// Partitions: <data>/lake/<dataset>/country=<cc>/date=<d>/. If the
-	// published build has no readable manifest, its date is unknown and no
-	// partition is safe to delete.
+// prunePartitions deletes expired lake partitions
+// (<data>/lake/<dataset>/country=<cc>/date=<d>/). If the published build
+// has no readable manifest, its date is unknown and no partition is safe
+// to delete.
+func (p *pruner) prunePartitions() {
+	rep := &p.rep
 	var parts []string
+	var err error
 	if rep.Published != "" && rep.PublishedDate == "" {
-		logger.Warn("keeping every lake partition: the published build has no readable manifest",
+		p.logger.Warn("keeping every lake partition: the published build has no readable manifest",
 			slog.String("published", rep.Published))
-	} else if parts, err = filepath.Glob(filepath.Join(kw.LakeDir(data), "*", "country=*", "date=*")); err != nil {
-		errs = append(errs, fmt.Errorf("cannot list lake partitions: %w", err))
+	} else if parts, err = filepath.Glob(filepath.Join(kw.LakeDir(p.data), "*", "country=*", "date=*")); err != nil {
+		p.errs = append(p.errs, fmt.Errorf("cannot list lake partitions: %w", err))
 	}
 	if rep.PublishedDate != "" {
 		if pd, err := time.Parse(kw.DateLayout, rep.PublishedDate); err == nil {
-			rep.SERPsFrom = pd.AddDate(0, 0, -r.MaxAgeDays).Format(kw.DateLayout)
+			rep.SERPsFrom = pd.AddDate(0, 0, -p.r.MaxAgeDays).Format(kw.DateLayout)
 		}
 	}
 	sort.Strings(parts)
-	for _, p := range parts {
-		d := strings.TrimPrefix(filepath.Base(p), "date=")
+	for _, part := range parts {
+		d := strings.TrimPrefix(filepath.Base(part), "date=")
 		if !expired(d, rep.Cutoff, rep.PublishedDate) {
 			continue
 		}
-		dataset := filepath.Base(filepath.Dir(filepath.Dir(p)))
+		dataset := filepath.Base(filepath.Dir(filepath.Dir(part)))
 		if dataset == kw.DatasetSERPs && rep.SERPsFrom != "" && d >= rep.SERPsFrom && d <= rep.PublishedDate {
 			continue
 		}
-		remove(p, &rep.DeletedPartitions)
+		p.remove(part, &rep.DeletedPartitions)
 	}
+}
 
-	// Markers of dates whose partitions are gone: running such a date
-	// again must not skip stages whose output no longer exists.
-	if entries, err := os.ReadDir(StateDir(data)); err == nil && (rep.Published == "" || rep.PublishedDate != "") {
-		for _, e := range entries {
-			if e.IsDir() && expired(e.Name(), rep.Cutoff, rep.PublishedDate) {
-				remove(filepath.Join(StateDir(data), e.Name()), &rep.DeletedState)
-			}
-		}
-		// API checkpoints: <data>/state/<source>/<cc>/<date>/. A checkpoint
-		// only saves paying again for a date that is run again, and dates
-		// past the cutoff have no partitions left to run against.
-		checkpoints, err := filepath.Glob(filepath.Join(StateDir(data), "*", "*", "*"))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cannot list API checkpoints: %w", err))
-		}
-		sort.Strings(checkpoints)
-		for _, p := range checkpoints {
-			source := filepath.Base(filepath.Dir(filepath.Dir(p)))
-			if _, err := time.Parse(kw.DateLayout, source); err == nil {
-				continue // a marker folder's content
-			}
-			if info, err := os.Stat(p); err == nil && info.IsDir() && expired(filepath.Base(p), rep.Cutoff, rep.PublishedDate) {
-				remove(p, &rep.DeletedState)
-			}
+// pruneState deletes the stage markers of dates whose partitions are gone
+// (running such a date again must not skip stages whose output no longer
+// exists) and the API checkpoints (<data>/state/<source>/<cc>/<date>/) of
+// the same dates: a checkpoint only saves paying again for a date that is
+// run again, and dates past the cutoff have no partitions left to run
+// against.
+func (p *pruner) pruneState() {
+	rep := &p.rep
+	entries, err := os.ReadDir(StateDir(p.data))
+	if err != nil || (rep.Published != "" && rep.PublishedDate == "") {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() && expired(e.Name(), rep.Cutoff, rep.PublishedDate) {
+			p.remove(filepath.Join(StateDir(p.data), e.Name()), &rep.DeletedState)
 		}
 	}
+	checkpoints, err := filepath.Glob(filepath.Join(StateDir(p.data), "*", "*", "*"))
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("cannot list API checkpoints: %w", err))
+	}
+	sort.Strings(checkpoints)
+	for _, c := range checkpoints {
+		source := filepath.Base(filepath.Dir(filepath.Dir(c)))
+		if _, err := time.Parse(kw.DateLayout, source); err == nil {
+			continue // a marker folder's content
+		}
+		if info, err := os.Stat(c); err == nil && info.IsDir() && expired(filepath.Base(c), rep.Cutoff, rep.PublishedDate) {
+			p.remove(c, &rep.DeletedState)
+		}
+	}
+}
 
-	// Leftovers of writes that crashed, judged by wall-clock file times.
-	now := time.Now()
+// pruneLeftovers deletes the staging leftovers of writes that crashed
+// (lake.StagingDir, index.Unfinished), judged by their files' times
+// against now: not written to for leftoverAge.
+func (p *pruner) pruneLeftovers(now time.Time) {
 	var leftovers []string
-	if entries, err := os.ReadDir(lake.StagingDir(data)); err == nil {
+	if entries, err := os.ReadDir(lake.StagingDir(p.data)); err == nil {
 		for _, e := range entries {
-			leftovers = append(leftovers, filepath.Join(lake.StagingDir(data), e.Name()))
+			leftovers = append(leftovers, filepath.Join(lake.StagingDir(p.data), e.Name()))
 		}
 	}
-	if unfinished, err := index.Unfinished(data); err == nil {
+	if unfinished, err := index.Unfinished(p.data); err == nil {
 		leftovers = append(leftovers, unfinished...)
 	}
-	for _, p := range leftovers {
-		if newest, err := newestModTime(p); err == nil && now.Sub(newest) > leftoverAge {
-			remove(p, &rep.DeletedLeftovers)
+	for _, l := range leftovers {
+		if newest, err := newestModTime(l); err == nil && now.Sub(newest) > leftoverAge {
+			p.remove(l, &p.rep.DeletedLeftovers)
 		}
 	}
+}
 
-	if err := ctx.Err(); err != nil {
-		errs = append(errs, err)
+// finish logs what was done and joins the failures.
+func (p *pruner) finish() (RetentionReport, error) {
+	if err := p.ctx.Err(); err != nil {
+		p.errs = append(p.errs, err)
 	}
-	logger.Info("retention applied", slog.String("published", rep.Published),
+	rep := p.rep
+	p.logger.Info("retention applied", slog.String("published", rep.Published),
 		slog.String("published_date", rep.PublishedDate), slog.String("cutoff", rep.Cutoff),
 		slog.Int("builds_kept", len(rep.KeptBuilds)), slog.Int("builds_deleted", len(rep.DeletedBuilds)),
 		slog.Int("partitions_deleted", len(rep.DeletedPartitions)), slog.Int("leftovers_deleted", len(rep.DeletedLeftovers)))
-	if len(errs) > 0 {
-		return rep, fmt.Errorf("cannot apply retention fully: %w", errors.Join(errs...))
+	if len(p.errs) > 0 {
+		return rep, fmt.Errorf("cannot apply retention fully: %w", errors.Join(p.errs...))
 	}
 	return rep, nil
 }
