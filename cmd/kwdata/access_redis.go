@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 
 	"github.com/kwdata/kwdata/serve"
@@ -31,7 +30,7 @@ func checkAccessURL(s string) error {
 
 // openRedisAccess connects to the Redis access store at url.
 func (m *Main) openRedisAccess(ctx context.Context, url string, opt access.Options) (*access.RedisStore, error) {
-	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: os.Getenv(redisPasswordEnv)}, opt)
+	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: m.getenv(redisPasswordEnv)}, opt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the access store: %w", err)
 	}

@@ -46,7 +46,6 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 		return err
 	}
 	defer release()
-	defer m.limitIngestMemory()()
 	update, finish := m.progress("ingest")
 	defer finish()
 	opt := m.sourcesOptions(cfg, date, countries, update)
