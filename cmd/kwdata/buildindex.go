@@ -88,7 +88,7 @@ func (g *publishGuards) flags(fs *flag.FlagSet) {
 }
 
 func (m *Main) buildIndex(ctx context.Context, data, date string, allow publishGuards) (index.Manifest, error) {
-	update, finish := m.progress("build-index")
+	update, finish := m.progress("build-index", "keywords")
 	defer finish()
 	man, err := index.Build(ctx, index.BuildOptions{
 		Data: data, Date: date, Logger: m.Logger,

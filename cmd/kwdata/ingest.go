@@ -83,7 +83,7 @@ func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
 		return err
 	}
 	defer release()
-	update, finish := m.progress("ingest " + opt.Country)
+	update, finish := m.progress("ingest "+opt.Country, unitBytes)
 	defer finish()
 	opt.Logger = m.Logger
 	opt.Progress = func(_ string, done, total int64) { update(done, total) }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 )
 
 func main() {
@@ -118,6 +120,10 @@ type Main struct {
 	// Now is the clock of pipeline run dates, run history, key expiry and
 	// the access windows of serve; time.Now when nil.
 	Now func() time.Time
+
+	// term, when set, is the terminal of Stderr: progress shows a bar
+	// there, and Logger writes through it.
+	term *barTerminal
 }
 
 // now reads m.Now, or the wall clock when it is unset.
@@ -139,12 +145,19 @@ func (m *Main) getenv(key string) string {
 // NewMain returns a Main wired to the process's standard streams.
 func NewMain() *Main {
 	level := new(slog.LevelVar) // info
+	var logTo io.Writer = os.Stderr
+	var tty *barTerminal
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		tty = &barTerminal{out: os.Stderr}
+		logTo = tty
+	}
 	return &Main{
 		Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Logger: slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level})),
 		Level:  level,
 		Getenv: os.Getenv,
 		Now:    processClock(),
+		term:   tty,
 	}
 }
 
