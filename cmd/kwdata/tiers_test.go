@@ -813,28 +813,63 @@ func tiersAhead(now time.Time) time.Duration {
 	return noon.Sub(now)
 }
 
+// testBinary is the kwdata binary of the tests that run it as processes,
+// built once for all of them, in a folder TestMain removes.
+var testBinary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// kwdataBinary builds kwdata with the kwdata_testclock tag, which lets a
+// test set the processes' clock, once per test process.
+func kwdataBinary(tb testing.TB) string {
+	tb.Helper()
+	testBinary.once.Do(func() {
+		gomod, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			testBinary.err = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		mod := strings.TrimSpace(string(gomod))
+		if mod == "" || mod == os.DevNull {
+			testBinary.err = fmt.Errorf("go env GOMOD = %q: not inside the module", mod)
+			return
+		}
+		if testBinary.dir, err = os.MkdirTemp("", "kwdata-test-"); err != nil {
+			testBinary.err = err
+			return
+		}
+		testBinary.path = filepath.Join(testBinary.dir, "kwdata")
+		// A loaded machine took more than 5 minutes.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		build := exec.CommandContext(ctx, "go", "build", "-tags", "kwdata_testclock", "-o", testBinary.path, "./cmd/kwdata")
+		build.Dir = filepath.Dir(mod)
+		if out, err := build.CombinedOutput(); err != nil {
+			testBinary.err = fmt.Errorf("go build ./cmd/kwdata: %w\n%s", err, out)
+		}
+	})
+	if testBinary.err != nil {
+		tb.Fatal(testBinary.err)
+	}
+	return testBinary.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testBinary.dir != "" {
+		os.RemoveAll(testBinary.dir)
+	}
+	os.Exit(code)
+}
+
 // tiersSetup builds the binary and the index with the binary's own
 // commands.
 func tiersSetup(tb testing.TB) *tiersEnv {
 	tb.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		tb.Fatalf("go env GOMOD: %v", err)
-	}
-	mod := strings.TrimSpace(string(gomod))
-	if mod == "" || mod == os.DevNull {
-		tb.Fatalf("go env GOMOD = %q: not inside the module", mod)
-	}
 	dir := tb.TempDir()
-	env := &tiersEnv{bin: filepath.Join(dir, "kwdata"), seed: filepath.Join(dir, "seed"), ahead: tiersAhead(time.Now())}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	// The kwdata_testclock tag lets the test set the processes' clock.
-	build := exec.CommandContext(ctx, "go", "build", "-tags", "kwdata_testclock", "-o", env.bin, "./cmd/kwdata")
-	build.Dir = filepath.Dir(mod)
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("go build ./cmd/kwdata: %v\n%s", err, out)
-	}
+	env := &tiersEnv{bin: kwdataBinary(tb), seed: filepath.Join(dir, "seed"), ahead: tiersAhead(time.Now())}
 
 	in := filepath.Join(dir, "in")
 	env.cli(tb, "sample", "--out", in, "--keywords", "500", "--countries", "us", "--seed", "11")
