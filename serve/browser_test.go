@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
