@@ -101,12 +101,18 @@ func TestMainLeavesRuntimeAlone(t *testing.T) {
 	for _, args := range [][]string{
 		{"ingest", "--data", filepath.Join(dir, "data"), "--date", "2026-11-21", "--country", "us",
 			"--planner-csv", filepath.Join(in, "us", "keyword-planner.csv")},
-		// No index to serve: serve stops after it would have tuned the
+		// Canceled at once: serve stops after it would have tuned the
 		// collector.
 		{"serve", "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0"},
 	} {
 		m, _, _ := testMain(t)
-		_ = m.Run(context.Background(), args)
+		ctx := context.Background()
+		if args[0] == "serve" {
+			c, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = c
+		}
+		_ = m.Run(ctx, args)
 		if gogc, limit := gcSettings(t); gogc != gogc0 || limit != limit0 {
 			t.Errorf("after kwdata %s: GOGC %d, memory limit %d; want them as before, %d and %d", args[0], gogc, limit, gogc0, limit0)
 		}

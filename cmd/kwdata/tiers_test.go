@@ -1302,3 +1302,24 @@ func tiersWantReset(tb testing.TB, reset int64, end time.Time) {
 		tb.Errorf("RateLimit t=%d, but the window ends in %.0fs (%s)", reset, want, end.Format(time.RFC3339))
 	}
 }
+
+// TestTiersAhead: the test clock of the tiers tests always stands at the
+// next noon UTC, at most a day ahead, so a window renews 12 hours after
+// the test starts, not during it.
+func TestTiersAhead(t *testing.T) {
+	t.Parallel()
+	for _, now := range []string{"2026-11-26T23:58:30Z", "2026-11-26T00:00:00Z", "2026-11-26T12:00:00Z", "2026-12-31T13:00:00Z"} {
+		at, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := tiersAhead(at)
+		got := at.Add(d)
+		if d <= 0 || d > 24*time.Hour || got.Hour() != 12 || got.Minute() != 0 || got.Second() != 0 {
+			t.Errorf("tiersAhead(%s) = %s, to %s; want the next noon UTC", now, d, got)
+		}
+		if until := tiersMidnight(got).Sub(got); until != 12*time.Hour {
+			t.Errorf("from %s, midnight is %s away, want 12h", got, until)
+		}
+	}
+}
