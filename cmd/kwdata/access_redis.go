@@ -101,12 +101,12 @@ func (m *Main) runAccessMigrate(ctx context.Context, args []string, usage string
 	if err := existingData(*from); err != nil {
 		return err
 	}
-	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger})
+	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger, Now: m.now})
 	if err != nil {
 		return err
 	}
 	defer dst.Close()
-	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger}, dst)
+	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger, Now: m.now}, dst)
 	if err != nil {
 		return fmt.Errorf("cannot migrate the access store: %w", err)
 	}

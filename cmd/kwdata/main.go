@@ -162,7 +162,7 @@ func NewMain() *Main {
 }
 
 // processClock returns the clock of the process: time.Now, unless a test
-// build (the kwdata_testclock tag) sets testClock.
+// build (the kwdatatestclock tag) sets testClock.
 func processClock() func() time.Time {
 	if testClock != nil {
 		return testClock(os.Getenv)

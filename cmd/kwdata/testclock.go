@@ -1,4 +1,4 @@
-//go:build kwdata_testclock
+//go:build kwdatatestclock
 
 package main
 
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// A binary built with the kwdata_testclock tag runs its clock ahead of
+// A binary built with the kwdatatestclock tag runs its clock ahead of
 // the wall clock by $KWDATA_TEST_CLOCK_OFFSET (testClockEnv), a Go
 // duration such as 9h30m. The tests that run kwdata as processes build it
 // so: every process they start then shares one clock the test chose, far
