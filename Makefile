@@ -15,24 +15,39 @@ build:
 demo: build
 	./$(BIN) demo --addr $(ADDR)
 
+# The concurrent packages, whose tests make test runs under the race
+# detector (and so CI), so that they stay clean under it.
+RACE_PKGS := ./serve/... ./index/... ./similarity/...
+# How many packages are tested at once: go test's own default, the cores.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# lint first, which fails in a minute where the tests would take several;
+# then every package, RACE_PKGS under the race detector and the rest
+# without, TEST_JOBS at a time, each printing its ok or FAIL line (and
+# its output, on failure) as soon as it finishes. (One go test ./...
+# would print each package only after every package listed before it.)
 # Tests that need a tool this machine lacks (headless Chromium, DuckDB,
-# Mailpit, stripe-mock, Versity Gateway)
-# skip; each notes itself in $$KWDATA_SKIPPED, and the list is printed
-# last, with how to get the tool. .ci/run installs them, then runs this.
-test: test-race
-	$(GO) vet ./...
-	@skipped=$$(mktemp); \
-	KWDATA_SKIPPED=$$skipped $(GO) test -count=1 -timeout 20m ./...; status=$$?; \
+# Mailpit, stripe-mock, Versity Gateway) skip; each notes itself in
+# $$KWDATA_SKIPPED, and the list is printed last, with how to get the
+# tool. .ci/run installs them, then runs this.
+test: lint
+	@skipped=$$(mktemp); export KWDATA_SKIPPED=$$skipped; \
+	race=" $$($(GO) list $(RACE_PKGS) | tr '\n' ' ') "; \
+	$(GO) list ./... | while read -r p; do \
+		case "$$race" in *" $$p "*) echo "$$p -race";; *) echo "$$p -race=false";; esac; \
+	done | xargs -P $(TEST_JOBS) -L 1 sh -c \
+		'out=$$($(GO) test -count=1 -timeout 20m "$$2" "$$1" 2>&1); s=$$?; printf "%s\n" "$$out"; exit $$s' sh; \
+	status=$$?; \
 	if [ -s $$skipped ]; then \
 		echo; echo "Skipped, for a tool this machine lacks (.ci/run installs them):"; \
 		sort -u $$skipped | sed 's/^/  /'; \
 	fi; \
-	rm -f $$skipped; exit $$status
+	rm -f $$skipped; \
+	if [ $$status -ne 0 ]; then echo; echo "FAIL: the packages above that print FAIL"; exit 1; fi
 
-# The concurrent packages once more under the race detector, on every
-# `make test` (and so in CI), so that they stay clean under it.
+# The concurrent packages alone under the race detector.
 test-race:
-	$(GO) test -race -count=1 -timeout 20m ./serve/... ./index/... ./similarity/...
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 
 # Every figure is printed beside its baseline, measured in the same run.
 bench: bench-ingest bench-similarity bench-build-index bench-serve

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 )
 
 // artifactDir is where the browser test saves its screenshots:
@@ -123,7 +124,7 @@ func startBrowser(t *testing.T) context.Context {
 	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
-		skipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
+		testservers.SkipForTool(t, "Chromium", "apt-get install -y chromium (.ci/run does it)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -159,18 +160,4 @@ func save(tb testing.TB, name string, png []byte) {
 		tb.Fatal(err)
 	}
 	tb.Logf("saved %s", path)
-}
-
-// skipForTool skips a test that needs a tool this machine lacks, and notes
-// it in the file $KWDATA_SKIPPED names, so that make test can list what
-// it did not check and how to get the tool.
-func skipForTool(tb testing.TB, tool, howTo string) {
-	tb.Helper()
-	if f := os.Getenv("KWDATA_SKIPPED"); f != "" {
-		if out, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-			fmt.Fprintf(out, "%s (serve) needs %s: %s\n", tb.Name(), tool, howTo)
-			out.Close()
-		}
-	}
-	tb.Skipf("%s is not installed: %s", tool, howTo)
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -70,6 +71,7 @@ const mcpInstructions = "kwdata answers keyword search data: monthly search volu
 type mcpEndpoint struct {
 	handler http.Handler
 	slots   chan struct{} // one token per POST inside the SDK
+	waiting atomic.Int64  // POSTs waiting for a slot; tests wait on it
 }
 
 // newMCPEndpoint builds the SDK server with kwdata's tools.
@@ -233,10 +235,13 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 // slot is given back before the answer is sent, so a client that reads
 // slowly holds no slot; the answer then waits in the socket buffers.
 func (ep *mcpEndpoint) serve(r *http.Request) (*mcpAnswer, error) {
+	ep.waiting.Add(1)
 	select {
 	case ep.slots <- struct{}{}:
+		ep.waiting.Add(-1)
 		defer func() { <-ep.slots }()
 	case <-r.Context().Done():
+		ep.waiting.Add(-1)
 		return nil, fmt.Errorf("cannot start an MCP request: %w", r.Context().Err())
 	}
 	ans := &mcpAnswer{header: http.Header{}}

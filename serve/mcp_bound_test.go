@@ -183,11 +183,12 @@ func TestMCPConcurrencyBound(t *testing.T) {
 	for i := range codes {
 		wg.Go(func() { codes[i] = mcpPost(t, s, call, nil).Code })
 	}
+	// Once every slot is taken and every other request waits for one, no
+	// request can slip past the bound any more.
 	deadline := time.Now().Add(10 * time.Second)
-	for idx.inFlight.Load() < int64(slots) && time.Now().Before(deadline) {
+	for (idx.inFlight.Load() < int64(slots) || s.mcp.waiting.Load() < int64(len(codes)-slots)) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond) // room for any request that would slip past the bound
 	if got := idx.maxSeen.Load(); got != int64(slots) {
 		t.Errorf("%d tool calls ran at once, want the %d slots", got, slots)
 	}

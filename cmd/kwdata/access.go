@@ -32,7 +32,12 @@ type accountStore interface {
 
 // accessAdapter lets the server admit requests and register keys through the
 // access store, translating its errors into the server's kinds.
-type accessAdapter struct{ s accountStore }
+// accessAdapter is an access store as the server sees it; now is the
+// clock of account pages.
+type accessAdapter struct {
+	s   accountStore
+	now func() time.Time
+}
 
 func (a accessAdapter) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
 	return admit(a.s, ctx, r, client, n)
@@ -67,7 +72,7 @@ func (a accessAdapter) Account(ctx context.Context, key string) (serve.AccountIn
 	if err != nil {
 		return serve.AccountInfo{}, signupError(err)
 	}
-	now := time.Now().UTC()
+	now := a.now().UTC()
 	reg, paid := a.s.MonthUsage(rec.ID)
 	info := serve.AccountInfo{KeyID: rec.ID, Email: rec.Email, Tier: string(rec.ActiveTier(now)), Quota: a.s.RegisteredPerMonth(),
 		SubStatus: b.Status, HasCustomer: b.Customer != "", CancelAtPeriodEnd: b.CancelAtPeriodEnd, PaymentFailed: b.PaymentFailed}

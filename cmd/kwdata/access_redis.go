@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 
 	"github.com/kwdata/kwdata/serve"
@@ -31,7 +30,7 @@ func checkAccessURL(s string) error {
 
 // openRedisAccess connects to the Redis access store at url.
 func (m *Main) openRedisAccess(ctx context.Context, url string, opt access.Options) (*access.RedisStore, error) {
-	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: os.Getenv(redisPasswordEnv)}, opt)
+	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: m.getenv(redisPasswordEnv)}, opt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the access store: %w", err)
 	}
@@ -102,12 +101,12 @@ func (m *Main) runAccessMigrate(ctx context.Context, args []string, usage string
 	if err := existingData(*from); err != nil {
 		return err
 	}
-	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger})
+	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger, Now: m.now})
 	if err != nil {
 		return err
 	}
 	defer dst.Close()
-	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger}, dst)
+	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger, Now: m.now}, dst)
 	if err != nil {
 		return fmt.Errorf("cannot migrate the access store: %w", err)
 	}

@@ -96,7 +96,7 @@ func (m *Main) buildIndex(ctx context.Context, data, date string, allow publishG
 // buildIndexUpload builds the index of date and, with store set, uploads
 // the build to it before the data folder points at it (uploadFirst).
 func (m *Main) buildIndexUpload(ctx context.Context, data, date string, allow publishGuards, store *objstore.Client) (index.Manifest, error) {
-	update, finish := m.progress("build-index")
+	update, finish := m.progress("build-index", "keywords")
 	defer finish()
 	opt := index.BuildOptions{
 		Data: data, Date: date, Logger: m.Logger,

@@ -15,6 +15,7 @@ import (
 // an export with monthly columns whose stated three month change is a
 // number, kw.Changes of the row's months gives the same percent.
 func TestRealExportChanges(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"paisadallas-2021-keyword-stats-es.csv", "tarunchand-2023-gbp-segmentation-38_res.csv", "barakataa-2024-keyword-stats.csv"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(realExportsDir(t), name)

@@ -76,6 +76,7 @@ func commandNames() []string {
 // subcommand on stdout and exit 0, and the usage line names every flag the
 // command takes.
 func TestHelpExitsZero(t *testing.T) {
+	t.Parallel()
 	for _, name := range commandNames() {
 		for _, h := range []string{"-h", "--help"} {
 			t.Run(name+" "+h, func(t *testing.T) {
@@ -113,6 +114,7 @@ func TestHelpExitsZero(t *testing.T) {
 // TestCommandLineMistakes: a wrong command line exits 2 with one message,
 // printed once (by main), that says where the right flags are.
 func TestCommandLineMistakes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -151,6 +153,7 @@ func TestCommandLineMistakes(t *testing.T) {
 // TestMissingDataFolder: every command that reads a data folder refuses
 // one that does not exist, exits 1, and creates nothing.
 func TestMissingDataFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "nonexist")
 	for _, args := range [][]string{
@@ -179,6 +182,7 @@ func TestMissingDataFolder(t *testing.T) {
 // TestFailedCommandLeavesNoFolders: the commands that may create a data
 // folder remove it again when they fail.
 func TestFailedCommandLeavesNoFolders(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notAnExport := writeTestFile(t, dir, "notes.txt", "these are my notes\nnot an export\n")
 	badSERPs := writeTestFile(t, dir, "serps.jsonl", `{"keyword": "a", "country": "us", "results": "x"}`+"\n")
@@ -225,6 +229,7 @@ func TestFailedCommandLeavesNoFolders(t *testing.T) {
 // TestDemoBusyPort: a demo whose address is taken fails at once, before
 // any stage, naming --addr, and leaves no folder.
 func TestDemoBusyPort(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +255,7 @@ func TestDemoBusyPort(t *testing.T) {
 // TestDateErrors: a --date that is not YYYY-MM-DD, or not a day of the
 // calendar, is refused before anything runs, in words that say which.
 func TestDateErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us]\nfiles:\n  us: { planner_csv: [us.csv] }\n")
 	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
@@ -286,6 +292,7 @@ func TestDateErrors(t *testing.T) {
 // TestConfigProblemsThroughTheCommand: a config with a typo reports every
 // problem of the file at once, in the user's words.
 func TestConfigProblemsThroughTheCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeTestFile(t, dir, "kwdata.yaml", "data: ./data\ncountries: [us, xx]\nschedul: \"0 3 * * *\"\ntimezone: Mars/Olympus\nfiles:\n  us: { planner_csv: exports/us.csv }\nretention: { keep_days: lots }\n")
 	status, out, _, err := runCmd(t, "run", "--config", cfg)
@@ -310,6 +317,7 @@ func TestConfigProblemsThroughTheCommand(t *testing.T) {
 // email as POST /v1/register does, and warns about paid grants that are
 // probably not meant.
 func TestKeysCommandAgreesWithRegistration(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	_, key, _, err := runCmd(t, "keys", "create", "--data", data, "--tier", "registered", "--email", "ann@example.com")
 	if err != nil || !strings.HasPrefix(key, "kwd_") {
@@ -360,6 +368,7 @@ func TestKeysCommandAgreesWithRegistration(t *testing.T) {
 // TestVersion: kwdata version prints the module version and VCS revision
 // of the build.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	status, out, _, err := runCmd(t, "version")
 	if err != nil || status != 0 || !strings.HasPrefix(out, "kwdata ") {
 		t.Fatalf("err = %v, exit %d, out %q", err, status, out)
@@ -390,6 +399,7 @@ func TestVersion(t *testing.T) {
 // it would swap a partition under a running pipeline, which would then
 // publish the mix.
 func TestPlainIngestTakesTheRunLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 40, 5)
 	data := filepath.Join(dir, "data")
@@ -433,6 +443,7 @@ func TestPlainIngestTakesTheRunLock(t *testing.T) {
 
 // The flag package's help error must not leak out of Main.Run.
 func TestHelpIsNotAnError(t *testing.T) {
+	t.Parallel()
 	m, _, _ := testMain(t)
 	if err := m.Run(context.Background(), []string{"serve", "-h"}); errors.Is(err, flag.ErrHelp) || err != nil {
 		t.Errorf("serve -h: %v", err)

@@ -46,8 +46,7 @@ func (m *Main) ingestFromConfig(ctx context.Context, path, data, date, country s
 		return err
 	}
 	defer release()
-	defer m.limitIngestMemory()()
-	update, finish := m.progress("ingest")
+	update, finish := m.progress("ingest", "")
 	defer finish()
 	opt := m.sourcesOptions(cfg, date, countries, update)
 	opt.Done = func(r ingest.CountryReport) {

@@ -52,6 +52,7 @@ func apiConfig(ads *fakeAds, dfs *fakeDFS, budget int) string {
 // answer with the same data, and requires the two lakes to be the same but
 // for the source column.
 func TestIngestConfigMatchesFileImport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const date = "2026-11-21"
 	c := newSampleCorpus(t, dir, 300, 11)
@@ -197,6 +198,7 @@ func TestIngestConfigMatchesFileImport(t *testing.T) {
 // only, keywords without a SERP go first, then the oldest; the similarity
 // stage then uses each keyword's newest SERP within the maximum age.
 func TestIngestConfigRollingSERPRefresh(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 300, 5)
 	dfs := newFakeDFS(t, func(k string) ([]kw.SERPRow, bool) {
@@ -343,6 +345,7 @@ func setDiff(a, b []string) []string {
 // keywords, pay for none of them again (the checkpoint of the date holds
 // every collected task) and leave the serps partition as it was.
 func TestIngestConfigSameDateRerun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const date = "2026-11-21"
 	c := newSampleCorpus(t, dir, 300, 5)
@@ -386,6 +389,7 @@ dataforseo:
 // TestIngestConfigTakesTheRunLock refuses a manual ingest while a run holds
 // the pipeline lock, and a country the config does not list.
 func TestIngestConfigTakesTheRunLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 50, 3)
 	cfg, _ := fileConfig(t, dir, c, "")
@@ -439,6 +443,7 @@ googleads:
 // message naming googleads.usd_rate, and with the rate its bids and CPCs
 // land in the lake as USD micros.
 func TestIngestConfigGoogleAdsCurrency(t *testing.T) {
+	t.Parallel()
 	const date = "2026-11-21"
 	c := newSampleCorpus(t, t.TempDir(), 60, 3)
 	for _, tc := range []struct {
@@ -497,6 +502,7 @@ func TestIngestConfigGoogleAdsCurrency(t *testing.T) {
 // TestIngestConfigRefusesFileFlags refuses the file flags next to --config,
 // which would otherwise be ignored without a word.
 func TestIngestConfigRefusesFileFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 20, 3)
 	cfg, _ := fileConfig(t, dir, c, "")
@@ -521,6 +527,7 @@ func TestIngestConfigRefusesFileFlags(t *testing.T) {
 // files: refused without files.<cc>.usd_rate, with a message naming that
 // key rather than the --usd-rate flag, and converted with it.
 func TestIngestConfigFileUSDRate(t *testing.T) {
+	t.Parallel()
 	const date = "2026-11-21"
 	dir := t.TempDir()
 	writeTestFile(t, dir, "exports/us.csv", "Keyword\tCurrency\tAvg. monthly searches\tCompetition\tCompetition (indexed value)\tTop of page bid (low range)\tTop of page bid (high range)\n"+
@@ -549,6 +556,7 @@ func TestIngestConfigFileUSDRate(t *testing.T) {
 // with its file and line, and counts them in the summary (SPEC §4), as
 // the file mode does.
 func TestIngestConfigReportsBadRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	planner := writeTestFile(t, dir, "exports/us.csv", "Keyword\tAvg. monthly searches\n"+
 		"running shoes\t1000\n"+
@@ -580,6 +588,7 @@ func TestIngestConfigReportsBadRows(t *testing.T) {
 // checkpoints the expanded universe of the date once it is whole: a
 // re-run of the date asks for no ideas and no metrics again.
 func TestIngestConfigExpandIdeasResume(t *testing.T) {
+	t.Parallel()
 	const date = "2026-11-21"
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 60, 3)
@@ -630,6 +639,7 @@ func mustAsked(ads *fakeAds) [][]string {
 // finds no results is not picked first again the next day, and SERPs past
 // max_age_days are refreshed oldest first, not in keyword order.
 func TestIngestConfigSERPRefreshOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dfs := newFakeDFS(t, func(k string) ([]kw.SERPRow, bool) {
 		if k == "k01" {
@@ -688,6 +698,7 @@ dataforseo:
 // TestIngestConfigDataFlag writes where --data says, instead of the
 // config's data:, and accepts a config without data: when --data is given.
 func TestIngestConfigDataFlag(t *testing.T) {
+	t.Parallel()
 	const date = "2026-11-21"
 	dir := t.TempDir()
 	writeTestFile(t, dir, "exports/us.csv", "Keyword\tAvg. monthly searches\nrunning shoes\t1000\n")

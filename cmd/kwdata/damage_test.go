@@ -20,6 +20,7 @@ import (
 // answers 503, the log names the table; once a good build is published
 // the server switches to it and is ready again.
 func TestServeDamagedIndex(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 2000, 5)
 	data := filepath.Join(dir, "data")

@@ -18,6 +18,7 @@ import (
 // examples): each answers 200, and the home page names only the countries
 // the demo built.
 func TestDemoExamplesAnswer(t *testing.T) {
+	t.Parallel()
 	m, _, _ := testMain(t)
 	var out syncBuffer
 	m.Stdout = &out

@@ -10,6 +10,7 @@ import (
 // the configuration and calls stages, so reading the lake or calling an
 // API client directly here means stage logic has crept into it.
 func TestImports(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go list")
 	}

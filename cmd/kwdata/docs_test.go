@@ -53,6 +53,7 @@ var flagRef = regexp.MustCompile(`--([a-z0-9][a-z0-9-]*)`)
 // command overview, and the line names exactly the command's flags (a line
 // ending in "..." names some of them).
 func TestDocsCommandOverview(t *testing.T) {
+	t.Parallel()
 	overview := section(t, readDoc(t, "README.md"), "### The stages by hand")
 	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(overview)
 	if block == nil {
@@ -115,6 +116,7 @@ func TestDocsCommandOverview(t *testing.T) {
 // TestDocsMetricNames: every metric the docs name exists in the code, with
 // the labels the docs give it.
 func TestDocsMetricNames(t *testing.T) {
+	t.Parallel()
 	sources := map[string]string{} // metric name -> source of the file defining it
 	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -162,6 +164,7 @@ func TestDocsMetricNames(t *testing.T) {
 // codes of the OpenAPI document, and the server describes each of them at
 // /problems/<code>.
 func TestDocsProblemCodes(t *testing.T) {
+	t.Parallel()
 	errorsSection := section(t, readDoc(t, "README.md"), "### Errors")
 	var documented []string
 	for _, row := range regexp.MustCompile(`(?m)^\| [0-9]{3} \| (.*?) \|`).FindAllStringSubmatch(errorsSection, -1) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 )
 
 // TestDuckDBReadsTheLake reads the lake with DuckDB the way SPEC §5
@@ -20,10 +22,11 @@ import (
 // node_modules/@duckdb/node-api (.ci/run installs it); without it the test
 // is skipped.
 func TestDuckDBReadsTheLake(t *testing.T) {
+	t.Parallel()
 	mods := os.Getenv("KWDATA_DUCKDB")
 	node, err := exec.LookPath("node")
 	if mods == "" || err != nil {
-		skipForTool(t, "DuckDB", "npm install --prefix DIR @duckdb/node-api@1.5.6-r.1, then KWDATA_DUCKDB=DIR (Node.js needed; .ci/run does both)")
+		testservers.SkipForTool(t, "DuckDB", "npm install --prefix DIR @duckdb/node-api@1.5.6-r.1, then KWDATA_DUCKDB=DIR (Node.js needed; .ci/run does both)")
 	}
 	dir := t.TempDir()
 	in, data := filepath.Join(dir, "in"), filepath.Join(dir, "data")
@@ -139,18 +142,4 @@ func TestDuckDBReadsTheLake(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("DuckDB does not see related columns %v", want)
 	}
-}
-
-// skipForTool skips a test that needs a tool this machine lacks, and notes
-// it in the file $KWDATA_SKIPPED names, so that make test can list what
-// it did not check and how to get the tool.
-func skipForTool(tb testing.TB, tool, howTo string) {
-	tb.Helper()
-	if f := os.Getenv("KWDATA_SKIPPED"); f != "" {
-		if out, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-			fmt.Fprintf(out, "%s (cmd/kwdata) needs %s: %s\n", tb.Name(), tool, howTo)
-			out.Close()
-		}
-	}
-	tb.Skipf("%s is not installed: %s", tool, howTo)
 }

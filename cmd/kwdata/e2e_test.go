@@ -121,6 +121,7 @@ func dollars(micros *int64) *float64 {
 // TestEndToEnd runs every stage on a small sample through the command line
 // and checks that the API answers what the lake holds.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in, data := filepath.Join(dir, "in"), filepath.Join(dir, "data")
 	const date = "2026-11-21"
@@ -261,6 +262,7 @@ func getJSON(tb testing.TB, u, key string, v any) int {
 }
 
 func TestCommandLineErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

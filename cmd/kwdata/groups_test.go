@@ -26,6 +26,7 @@ import (
 // (members, sizes, totals and each member's overlap with its leader,
 // recomputed from the SERPs), suggestions, the changes and the CSV.
 func TestIntentSuggestCSVOnABuiltIndex(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in, data := filepath.Join(dir, "in"), filepath.Join(dir, "data")
 	const date = "2026-11-21"

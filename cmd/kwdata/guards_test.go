@@ -15,6 +15,7 @@ import (
 // both counts, the published index stays, and `kwdata run --allow-shrink`
 // of the same date resumes at build-index and publishes.
 func TestRunRefusesShrink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	full := newSampleCorpus(t, filepath.Join(dir, "full"), 300, 7)
 	small := newSampleCorpus(t, filepath.Join(dir, "small"), 100, 7)
@@ -62,6 +63,7 @@ func TestRunRefusesShrink(t *testing.T) {
 // reached but similarity did not is refused, naming the country and its
 // keyword count; --allow-missing-related publishes it.
 func TestBuildIndexRefusesMissingRelated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 200, 3)
 	data := filepath.Join(dir, "data")

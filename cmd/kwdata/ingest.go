@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -84,8 +83,7 @@ func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
 		return err
 	}
 	defer release()
-	defer m.limitIngestMemory()()
-	update, finish := m.progress("ingest " + opt.Country)
+	update, finish := m.progress("ingest "+opt.Country, unitBytes)
 	defer finish()
 	opt.Logger = m.Logger
 	opt.Progress = func(_ string, done, total int64) { update(done, total) }
@@ -131,23 +129,4 @@ func parseRates(vals []string) (map[string]float64, error) {
 		out[strings.ToUpper(strings.TrimSpace(cur))] = f
 	}
 	return out, nil
-}
-
-// ingestMemoryLimit is the soft memory limit of an ingest. Its sort
-// buffers (ingest.DefaultSpillBytes) stay live for most of the run, and
-// the garbage collector's default lets the heap grow to twice what is
-// live: that headroom, not the records, took a 10M-keyword ingest to
-// 3.8 GiB. The live heap stays well below the limit, so the collector
-// only runs more often near it.
-const ingestMemoryLimit = 3 << 30
-
-// limitIngestMemory sets the soft memory limit of an ingest, unless
-// GOMEMLIMIT sets one, and returns what restores the limit before: a run
-// goes on to the similarity stage, whose heap is larger.
-func (m *Main) limitIngestMemory() (restore func()) {
-	if m.Getenv != nil && m.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	prev := debug.SetMemoryLimit(ingestMemoryLimit)
-	return func() { debug.SetMemoryLimit(prev) }
 }

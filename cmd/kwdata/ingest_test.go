@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 // for a SERP file of another country, where every line is bad, that is
 // followed by the one-line reason and nothing is written.
 func TestIngestPrintsAtMostTenBadRows(t *testing.T) {
+	t.Parallel()
 	serpLine := func(cc string, i int) string {
 		return fmt.Sprintf(`{"keyword": "k%02d", "country": %q, "results": [{"rank": 1, "url": "https://a.example/%d"}]}`, i, cc, i) + "\n"
 	}
@@ -87,38 +87,6 @@ func TestIngestPrintsAtMostTenBadRows(t *testing.T) {
 			}
 			if _, err := lake.Read[kw.SERPRow](data, kw.DatasetSERPs, "gb", "2026-11-21"); !errors.Is(err, lake.ErrNoPartition) {
 				t.Errorf("a refused file wrote a serps partition (read err %v)", err)
-			}
-		})
-	}
-}
-
-// TestIngestMemoryLimit: an ingest runs under a soft memory limit, unless
-// GOMEMLIMIT sets one, and leaves the limit as it found it.
-func TestIngestMemoryLimit(t *testing.T) {
-	const before = 1 << 40
-	prev := debug.SetMemoryLimit(before)
-	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
-	for _, tt := range []struct {
-		name, env string
-		want      int64
-	}{
-		{"default", "", ingestMemoryLimit},
-		{"GOMEMLIMIT set", "2GiB", before},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			m := &Main{Getenv: func(k string) string {
-				if k == "GOMEMLIMIT" {
-					return tt.env
-				}
-				return ""
-			}}
-			restore := m.limitIngestMemory()
-			if got := debug.SetMemoryLimit(-1); got != tt.want {
-				t.Errorf("limit during the ingest = %d, want %d", got, tt.want)
-			}
-			restore()
-			if got := debug.SetMemoryLimit(-1); got != before {
-				t.Errorf("limit after the ingest = %d, want %d as before", got, before)
 			}
 		})
 	}

@@ -59,7 +59,7 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	now := time.Now()
+	now := m.now()
 	var until time.Time
 	if paidUntil != nil && *paidUntil != "" {
 		if until, err = access.ParsePaidUntil(*paidUntil); err != nil {
@@ -68,10 +68,10 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 	}
 	var keys keyRegistry
 	if *accessURL != "" {
-		if keys, err = m.openRedisAccess(ctx, *accessURL, access.Options{Logger: m.Logger}); err != nil {
+		if keys, err = m.openRedisAccess(ctx, *accessURL, access.Options{Logger: m.Logger, Now: m.now}); err != nil {
 			return err
 		}
-	} else if keys, err = access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger}); err != nil {
+	} else if keys, err = access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger, Now: m.now}); err != nil {
 		return fmt.Errorf("cannot open the key registry: %w", err)
 	}
 	defer keys.Close()

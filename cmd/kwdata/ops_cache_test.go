@@ -12,6 +12,7 @@ import (
 // below 1 MiB is refused before anything starts; --answer-cache-mb takes 0
 // (off) and refuses a negative size.
 func TestServeCacheFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		args    []string

@@ -16,6 +16,7 @@ import (
 // refused, with a one-line reason naming the holder, while a run holds the
 // pipeline lock, and publish nothing; once the lock is free they run.
 func TestManualStagesTakeTheRunLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 50, 3)
 	cfg, _ := fileConfig(t, dir, c, "")

@@ -61,6 +61,7 @@ func serveOnce(tb testing.TB, m *Main, data, path string) {
 // TestLogLevelAccessLog: access logs are written at debug level, which the
 // global --log-level flag or KWDATA_LOG_LEVEL switches on for a run.
 func TestLogLevelAccessLog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -97,6 +98,7 @@ func TestLogLevelAccessLog(t *testing.T) {
 }
 
 func TestLogLevelRefusesUnknownLevel(t *testing.T) {
+	t.Parallel()
 	m, _, _ := testMain(t)
 	err := m.Run(context.Background(), []string{"--log-level", "loud", "help"})
 	if _, ok := err.(usageError); !ok || !strings.Contains(err.Error(), "debug, info, warn, error") {

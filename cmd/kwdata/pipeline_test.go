@@ -110,6 +110,7 @@ func waitUpdated(tb testing.TB, base, key, keyword, date string) {
 // resumes at build-index and the server switches. On the fourth date ingest
 // refuses a damaged export, with the same guarantees.
 func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 300, 7)
 	cfg, planner := fileConfig(t, dir, c, "")
@@ -274,6 +275,7 @@ func stagesOf(r pipelines.RunRecord) []string {
 // runs the date of its day, so the first run does the work and the next
 // ones find every stage finished; canceling the context stops it cleanly.
 func TestScheduleConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 200, 9)
 	cfg, _ := fileConfig(t, dir, c, "schedule: \"@every 1s\"\n")
@@ -356,6 +358,7 @@ func TestScheduleConfig(t *testing.T) {
 // builds of two data dates, and on the third a build-index failure leaves
 // the second build published and is recorded in the history.
 func TestScheduleDayByDay(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 200, 13)
 	cfg, _ := fileConfig(t, dir, c, "schedule: \"@every 1s\"\n")

@@ -3,39 +3,79 @@ package main
 import (
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
-// progress returns a callback for a long stage: a progress bar when stderr
-// is a terminal, otherwise a structured log line at most every 5 seconds.
-// done returns nothing; call finish when the stage ends.
-func (m *Main) progress(label string) (update func(done, total int64), finish func()) {
-	if f, ok := m.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		var (
-			mu  sync.Mutex
-			bar *progressbar.ProgressBar
-		)
+// unitBytes is the unit of a stage that counts bytes read: its bar shows
+// kB, MB and MB/s.
+const unitBytes = "bytes"
+
+// barTerminal is a terminal that shows at most one progress bar, on its
+// last line, below the log. NewMain makes one when stderr is a terminal,
+// and the logger writes through it: a log line clears the bar, prints,
+// and the bar is drawn again below it.
+type barTerminal struct {
+	mu  sync.Mutex
+	out io.Writer
+	bar *progressbar.ProgressBar // on screen; nil when none is
+}
+
+// Write prints log lines above the bar.
+func (t *barTerminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bar == nil {
+		return t.out.Write(p)
+	}
+	_ = t.bar.Clear()
+	n, err := t.out.Write(p)
+	if s := t.bar.String(); s != "" {
+		io.WriteString(t.out, "\r"+s)
+	}
+	return n, err
+}
+
+// progress returns a callback for a long stage counting unit ("keywords",
+// unitBytes, or "" for items): a bar when stderr is a terminal, otherwise
+// a structured log line at most every 5 seconds. Call finish when the
+// stage ends.
+func (m *Main) progress(label, unit string) (update func(done, total int64), finish func()) {
+	if t := m.term; t != nil {
 		update = func(done, total int64) {
-			mu.Lock()
-			defer mu.Unlock()
-			if bar == nil {
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(io.Writer(f)),
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.bar == nil {
+				opts := []progressbar.Option{progressbar.OptionSetWriter(t.out),
 					progressbar.OptionSetDescription(label), progressbar.OptionShowCount(),
-					progressbar.OptionShowIts(), progressbar.OptionSetPredictTime(true),
-					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+					progressbar.OptionSetPredictTime(true),
+					progressbar.OptionThrottle(100 * time.Millisecond), progressbar.OptionClearOnFinish()}
+				switch unit {
+				case unitBytes:
+					// MB/s; the bar would add a count of "iterations"
+					// a second, each a byte, beside it with ShowIts.
+					opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowTotalBytes(true))
+				case "":
+					opts = append(opts, progressbar.OptionShowIts())
+				default:
+					opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit))
+				}
+				t.bar = progressbar.NewOptions64(total, opts...)
 			}
-			_ = bar.Set64(done)
+			if total != t.bar.GetMax64() {
+				t.bar.ChangeMax64(total)
+			}
+			_ = t.bar.Set64(done)
 		}
 		finish = func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if bar != nil {
-				_ = bar.Finish()
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.bar != nil {
+				_ = t.bar.Finish()
+				_ = t.bar.Clear()
+				t.bar = nil
 			}
 		}
 		return update, finish
@@ -44,16 +84,26 @@ func (m *Main) progress(label string) (update func(done, total int64), finish fu
 		mu   sync.Mutex
 		last time.Time
 	)
-	start := time.Now()
+	start := m.now()
 	update = func(done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
-		if time.Since(last) < 5*time.Second {
+		now := m.now()
+		if now.Sub(last) < 5*time.Second {
 			return
 		}
-		last = time.Now()
-		m.Logger.Info("progress", slog.String("stage", label), slog.Int64("done", done),
-			slog.Int64("total", total), slog.Duration("elapsed", time.Since(start).Round(time.Second)))
+		last = now
+		attrs := []any{slog.String("stage", label), slog.Int64("done", done),
+			slog.Int64("total", total), slog.Duration("elapsed", now.Sub(start).Round(time.Second))}
+		if unit != "" {
+			attrs = append(attrs, slog.String("unit", unit))
+		}
+		m.Logger.Info("progress", attrs...)
 	}
 	return update, func() {}
+}
+
+// stageProgress is progress for a pipeline stage, which counts items.
+func (m *Main) stageProgress(stage string) (update func(done, total int64), finish func()) {
+	return m.progress(stage, "")
 }

@@ -46,6 +46,7 @@ func realExportsDir(tb testing.TB) string {
 // (UTF-16 by hand, cells by tab, numbers through strconv), so the two
 // would have to be wrong the same way to agree.
 func TestRealExports(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(realExportsDir(t), "*.csv"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no exports: %v", err)

@@ -36,38 +36,47 @@ func (env *tiersEnv) redisServers(tb testing.TB, rd *testservers.Redis, n int) [
 	return ss
 }
 
-// spread sends total lookups at once, round robin over the servers, and
-// counts the answers by status.
+// spreadInFlight is how many lookups spread keeps in flight on each
+// server: enough for every server to race the others on one counter, and
+// few enough that none waits for one of its Redis connections (10 per
+// core) longer than the store's command timeout on a loaded machine.
+const spreadInFlight = 4
+
+// spread sends total lookups, round robin over the servers with
+// spreadInFlight at a time on each, and counts the answers by status (-1
+// for a lookup that got no answer).
 func spread(tb testing.TB, ss []*tiersServer, total int, q string, hdr ...string) map[int]int {
 	tb.Helper()
 	var mu sync.Mutex
 	got := map[int]int{}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
+	next := make(chan int, total)
 	for i := range total {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range spreadInFlight * len(ss) {
 		wg.Go(func() {
-			s := ss[i%len(ss)]
-			<-start
-			r, err := s.send(s.client, "GET", "/v1/keyword?q="+strings.ReplaceAll(q, " ", "+")+"&country=us", "", hdr...)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				got[-1]++
-				return
+			for i := range next {
+				s := ss[i%len(ss)]
+				r, err := s.send(s.client, "GET", "/v1/keyword?q="+strings.ReplaceAll(q, " ", "+")+"&country=us", "", hdr...)
+				mu.Lock()
+				if err != nil {
+					got[-1]++
+				} else {
+					got[r.status]++
+				}
+				mu.Unlock()
 			}
-			got[r.status]++
 		})
 	}
-	close(start)
 	wg.Wait()
 	return got
 }
 
 // TestRedisAccess runs the shared access store end to end.
 func TestRedisAccess(t *testing.T) {
-	if until := time.Until(tiersMidnight(time.Now())); until < 3*time.Minute {
-		t.Skipf("UTC midnight is %s away; the allowances would renew mid-test", until.Round(time.Second))
-	}
+	t.Parallel()
 	rd := testservers.StartRedis(t)
 	env := tiersSetup(t)
 	ss := env.redisServers(t, rd, 3)
@@ -250,17 +259,16 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 	mp := testservers.StartMailpit(t, false)
 	api := testservers.StartStripeMock(t)
 	const secret = "whsec_kwdata_redis"
-	t.Setenv("STRIPE_SECRET_KEY", "sk_test_kwdata")
-	t.Setenv("STRIPE_WEBHOOK_SECRET", secret)
 	var ss []*tiersServer
 	for range 2 {
-		ss = append(ss, env.start(t, env.fresh(t), "--access", rd.URL(), "--trusted-proxy", "127.0.0.1/32",
+		ss = append(ss, env.startEnv(t, []string{"STRIPE_SECRET_KEY=sk_test_kwdata", "STRIPE_WEBHOOK_SECRET=" + secret},
+			env.fresh(t), "--access", rd.URL(), "--trusted-proxy", "127.0.0.1/32",
 			"--smtp-url", "smtp://"+mp.SMTP, "--mail-from", "kwdata <no-reply@kwdata.example>",
 			"--stripe-price", "price_kwdata", "--stripe-api", api))
 	}
 	a, b := ss[0], ss[1]
 	q := env.keywords[0]
-	_, monthEnd := tiersMonth(time.Now())
+	_, monthEnd := tiersMonth(env.now())
 	xff := []string{"X-Forwarded-For", "198.51.100.20"}
 
 	r := a.do(t, "POST", "/v1/register", `{"email": "redis-1@example.com"}`, xff...)
@@ -276,7 +284,7 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 		t.Fatalf("verify answered %s (%v)", r.body, err)
 	}
 	auth := []string{"Authorization", "Bearer " + got.Key}
-	tiersWantLimit(t, a.lookup(t, q, auth...), tiersMonthly(time.Now()), 499, monthEnd)
+	tiersWantLimit(t, a.lookup(t, q, auth...), tiersMonthly(env.now()), 499, monthEnd)
 	// The code is used, whichever server is asked.
 	tiersWantStatus(t, a.do(t, "POST", "/v1/register/verify", `{"email": "redis-1@example.com", "code": "`+m[1]+`"}`), 400, "invalid_code")
 
@@ -327,11 +335,11 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 	// lookup is not counted.
 	r, _ = a.lookupUntil(t, "a lookup after the subscription's deletion", q, 2*time.Second,
 		func(r tiersResp) bool { return r.header.Get("RateLimit-Policy") != "" }, auth...)
-	tiersWantLimit(t, r, tiersMonthly(time.Now()), int64(498-stale), monthEnd)
+	tiersWantLimit(t, r, tiersMonthly(env.now()), int64(498-stale), monthEnd)
 	// The checkout delivered again, to the other server: applied once, so
 	// the key stays registered.
 	tiersWantStatus(t, post(b, completed), 200, "")
-	tiersWantLimit(t, b.lookup(t, q, auth...), tiersMonthly(time.Now()), int64(497-stale), monthEnd)
+	tiersWantLimit(t, b.lookup(t, q, auth...), tiersMonthly(env.now()), int64(497-stale), monthEnd)
 
 	r = a.do(t, "POST", "/v1/keys/rotate", "", auth...)
 	tiersWantStatus(t, r, 201, "")
@@ -366,5 +374,5 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 		waitReadyz(t, s, http.StatusOK)
 	}
 	// The account's count went on through the rotation.
-	tiersWantLimit(t, a.lookup(t, q, "Authorization", "Bearer "+fresh.Key), tiersMonthly(time.Now()), int64(496-stale-late), monthEnd)
+	tiersWantLimit(t, a.lookup(t, q, "Authorization", "Bearer "+fresh.Key), tiersMonthly(env.now()), int64(496-stale-late), monthEnd)
 }

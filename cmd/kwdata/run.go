@@ -154,6 +154,6 @@ func (m *Main) pipelineOptions(cfg *pipelines.Config, allow publishGuards) pipel
 	retention := cfg.Retention
 	retention.MaxAgeDays = cfg.SERPMaxAgeDays()
 	return pipelines.Options{
-		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: retention, Progress: m.progress, Now: m.Now,
+		Data: cfg.Data, Stages: stages, Logger: m.Logger, Retention: retention, Progress: m.stageProgress, Now: m.Now,
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -109,7 +108,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	}
 	cfg.publicURL = pub
 	if *smtpURL != "" {
-		sender, err := mail.NewSMTP(*smtpURL, os.Getenv(smtpPasswordEnv), *mailFrom)
+		sender, err := mail.NewSMTP(*smtpURL, m.getenv(smtpPasswordEnv), *mailFrom)
 		if err != nil {
 			return usageError{fmt.Errorf("--smtp-url: %w", err)}
 		}
@@ -124,9 +123,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if *stripePrice != "" {
 		hook := *stripeHook
 		if hook == "" {
-			hook = os.Getenv("STRIPE_WEBHOOK_SECRET")
+			hook = m.getenv("STRIPE_WEBHOOK_SECRET")
 		}
-		cfg.stripe = &billing.Options{SecretKey: os.Getenv("STRIPE_SECRET_KEY"), WebhookSecret: hook, Price: *stripePrice, API: *stripeAPI}
+		cfg.stripe = &billing.Options{SecretKey: m.getenv("STRIPE_SECRET_KEY"), WebhookSecret: hook, Price: *stripePrice, API: *stripeAPI}
 		if cfg.stripe.SecretKey == "" || hook == "" {
 			return usageError{errors.New("--stripe-price needs STRIPE_SECRET_KEY and a webhook secret (--stripe-webhook-secret or STRIPE_WEBHOOK_SECRET) in the environment")}
 		}
@@ -167,19 +166,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 // the command line (and so in the process list).
 const smtpPasswordEnv = "KWDATA_SMTP_PASSWORD"
 
-// serveGCPercent is serve's GOGC unless the environment sets one.
-const serveGCPercent = 400
-
 // serve opens the index store, answers HTTP on cfg.addr until ctx is done,
 // and reloads the index on SIGHUP.
 func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
-	// Pebble's block cache lives outside the Go heap, so the heap is small
-	// and the default GOGC=100 collects every few MB of request garbage.
-	// A higher target trades tens of MB for fewer collections. GOGC, when
-	// set, wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
-	}
 	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{
 		Logger: m.Logger.With("component", "index"), CacheBytes: int64(cfg.cacheMB) << 20,
 	})
@@ -231,7 +220,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	)
 	if cfg.access != "" {
 		rs, err := m.openRedisAccess(ctx, cfg.access, access.Options{
-			Logger: m.Logger.With("component", "access"), Metrics: access.NewMetrics(reg),
+			Logger: m.Logger.With("component", "access"), Metrics: access.NewMetrics(reg), Now: m.now,
 		})
 		if err != nil {
 			return err
@@ -241,11 +230,11 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
 		}()
-		adapter, registrar, accounts = accessAdapter{rs}, accessAdapter{rs}, billingAccounts{rs}
+		adapter, registrar, accounts = accessAdapter{rs, m.now}, accessAdapter{rs, m.now}, billingAccounts{rs}
 		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
 	} else {
 		acc, err := access.Open(access.Options{
-			Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"),
+			Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"), Now: m.now,
 			Metrics: access.NewMetrics(reg),
 		})
 		if err != nil {
@@ -258,7 +247,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 				m.Logger.Error("cannot flush the access counters", "err", err)
 			}
 		}()
-		adapter, registrar, accounts = accessAdapter{acc}, accessAdapter{acc}, acc
+		adapter, registrar, accounts = accessAdapter{acc, m.now}, accessAdapter{acc, m.now}, acc
 	}
 	ln := cfg.listener
 	if ln == nil {
@@ -294,7 +283,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
 		Access: adapter, Registrar: registrar, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
-		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes,
+		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes, Now: m.now,
 	})
 	if cfg.pprof != "" {
 		_, stop, err := m.servePprof(cfg.pprof)

@@ -12,6 +12,7 @@ import (
 
 // The profiler answers on its own address only, and stops with the server.
 func TestPprofListener(t *testing.T) {
+	t.Parallel()
 	m, _, _ := testMain(t)
 	addr, stop, err := m.servePprof("127.0.0.1:0")
 	if err != nil {
@@ -40,6 +41,7 @@ func TestPprofListener(t *testing.T) {
 // Without --public-url, links name the listening address when it is one
 // host, and are relative when it is every interface.
 func TestDefaultPublicURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr net.Addr
 		want string
@@ -59,6 +61,7 @@ func TestDefaultPublicURL(t *testing.T) {
 
 // A --public-url that is no http(s) URL is refused before anything opens.
 func TestServeRefusesBadPublicURL(t *testing.T) {
+	t.Parallel()
 	m, _, _ := testMain(t)
 	err := m.Run(context.Background(), []string{"serve", "--data", t.TempDir(), "--public-url", "kwdata.example.com"})
 	if err == nil || !strings.Contains(err.Error(), "--public-url") {

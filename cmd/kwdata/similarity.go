@@ -51,7 +51,7 @@ func (m *Main) runSimilarity(ctx context.Context, args []string) error {
 }
 
 func (m *Main) similarity(ctx context.Context, opt similarity.RunOptions) ([]similarity.RunStats, error) {
-	update, finish := m.progress("similarity")
+	update, finish := m.progress("similarity", "keywords")
 	defer finish()
 	opt.Logger = m.Logger
 	opt.Progress = func(done, total int) { update(int64(done), int64(total)) }

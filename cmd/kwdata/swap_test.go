@@ -18,6 +18,7 @@ import (
 // answer must be 200, no client may see the data date go back, and all
 // of them must end on the last published date.
 func TestServeSwapUnderLoad(t *testing.T) {
+	t.Parallel()
 	const (
 		clients = 4
 		// maxRequests bounds each client; with the pause below it is

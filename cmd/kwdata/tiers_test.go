@@ -66,11 +66,7 @@ func tiersMidnight(now time.Time) time.Time {
 // server runs, trusted proxies, exact counting under concurrency, and
 // durable counters across clean and crashing restarts.
 func TestTiers(t *testing.T) {
-	if until := time.Until(tiersMidnight(time.Now())); until < 3*time.Minute {
-		// Every window renews at UTC midnight (months too), which would
-		// reset the allowances these tests count down.
-		t.Skipf("UTC midnight is %s away; the allowances would renew mid-test", until.Round(time.Second))
-	}
+	t.Parallel()
 	env := tiersSetup(t)
 
 	t.Run("Anonymous", env.testAnonymous)
@@ -142,7 +138,7 @@ func (env *tiersEnv) testAnonymous(t *testing.T) {
 			r = s.do(t, "GET", "/keyword?"+url.Values{"q": {env.keywords[i]}, "country": {"us"}}.Encode(), "", hdr...)
 			tiersWantStatus(t, r, 200, "")
 		}
-		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(env.now()))
 		if i == 18 {
 			// A bulk request larger than what is left is refused whole,
 			// worded by the server from the numbers of the access store.
@@ -176,7 +172,7 @@ func (env *tiersEnv) testAnonymous(t *testing.T) {
 				t.Errorf("21st lookup (%s): Content-Type %q", tc.name, ct)
 			}
 		}
-		tiersWantRetry(t, r, tiersDaily, tiersMidnight(time.Now()))
+		tiersWantRetry(t, r, tiersDaily, tiersMidnight(env.now()))
 		if tc.name != "page" {
 			// Human words, never a Go duration such as "1h0m0s".
 			tiersWantDetail(t, r, `^The daily allowance of 20 lookups for this address is used up; it renews in `+tiersDurationRE+
@@ -218,23 +214,23 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 		}
 	}
 	// None of the refused keys was served or counted as anonymous.
-	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(env.now()))
 
 	// A key created while the server runs works on its first request.
 	key, id := env.createKey(t, data, "--tier", "registered", "--email", "tiers-keys@example.com")
-	_, monthEnd := tiersMonth(time.Now())
+	_, monthEnd := tiersMonth(env.now())
 	r := s.lookup(t, env.keywords[1], "Authorization", "Bearer "+key)
 	tiersWantStatus(t, r, 200, "")
-	tiersWantLimit(t, r, tiersMonthly(time.Now()), 499, monthEnd)
+	tiersWantLimit(t, r, tiersMonthly(env.now()), 499, monthEnd)
 	r = s.lookup(t, env.keywords[2], "X-API-Key", key)
 	tiersWantStatus(t, r, 200, "")
-	tiersWantLimit(t, r, tiersMonthly(time.Now()), 498, monthEnd)
+	tiersWantLimit(t, r, tiersMonthly(env.now()), 498, monthEnd)
 
 	// A bulk request counts one per valid keyword, found or not.
 	r = s.do(t, "POST", "/v1/keywords", tiersBulkBody([]string{env.keywords[3], env.keywords[4], "tiers no such keyword", ""}),
 		"Authorization", "Bearer "+key)
 	tiersWantStatus(t, r, 200, "")
-	tiersWantLimit(t, r, tiersMonthly(time.Now()), 495, monthEnd)
+	tiersWantLimit(t, r, tiersMonthly(env.now()), 495, monthEnd)
 
 	// Re-tiered with `kwdata keys set-tier` while the server runs (within
 	// the registry poll interval; the deadline here is generous): paid
@@ -254,7 +250,7 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 				// Not yet re-tiered: counted at the tier it had.
 				if limited {
 					left--
-					tiersWantLimit(t, r, tiersMonthly(time.Now()), left, monthEnd)
+					tiersWantLimit(t, r, tiersMonthly(env.now()), left, monthEnd)
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("keys set-tier %s: the server still answers as before after 5s", strings.Join(args, " "))
@@ -270,12 +266,12 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 				}
 			} else {
 				left--
-				tiersWantLimit(t, r, tiersMonthly(time.Now()), left, monthEnd)
+				tiersWantLimit(t, r, tiersMonthly(env.now()), left, monthEnd)
 			}
 			return
 		}
 	}
-	retier(true, "paid", "--paid-until", time.Now().AddDate(1, 0, 0).Format(time.DateOnly))
+	retier(true, "paid", "--paid-until", env.now().AddDate(1, 0, 0).Format(time.DateOnly))
 	retier(false, "registered")
 
 	// A paid key is unlimited and carries no RateLimit fields.
@@ -293,7 +289,7 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 	lapsed, _ := env.createKey(t, data, "--tier", "paid", "--paid-until", "2020-01-31")
 	r = s.lookup(t, env.keywords[0], "Authorization", "Bearer "+lapsed)
 	tiersWantStatus(t, r, 200, "")
-	tiersWantLimit(t, r, tiersMonthly(time.Now()), 499, monthEnd)
+	tiersWantLimit(t, r, tiersMonthly(env.now()), 499, monthEnd)
 
 	// A revoked key is refused once `kwdata keys revoke` returns (it goes
 	// through the server's admin socket; 250 ms at most is documented),
@@ -315,7 +311,7 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	tiersWantStatus(t, s.lookup(t, env.keywords[0], "X-API-Key", key), 401, "invalid_key")
-	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 18, tiersMidnight(time.Now()))
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 18, tiersMidnight(env.now()))
 	if out, _ := env.cli(t, "keys", "list", "--data", data); !regexp.MustCompile(`(?m)^` + id + `\s.*revoked`).MatchString(out) {
 		t.Errorf("keys list does not show %s revoked:\n%s", id, out)
 	}
@@ -330,11 +326,11 @@ func (env *tiersEnv) testTrustedProxy(t *testing.T) {
 	for i := range 20 {
 		r := s.lookup(t, env.keywords[i], "X-Forwarded-For", a)
 		tiersWantStatus(t, r, 200, "")
-		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(env.now()))
 	}
 	r := s.lookup(t, env.keywords[0], "X-Forwarded-For", a)
 	tiersWantStatus(t, r, 429, "quota_exhausted")
-	tiersWantRetry(t, r, tiersDaily, tiersMidnight(time.Now()))
+	tiersWantRetry(t, r, tiersDaily, tiersMidnight(env.now()))
 	// A client that prepends another address is still counted on a.
 	tiersWantStatus(t, s.lookup(t, env.keywords[0], "X-Forwarded-For", "203.0.113.9, "+a), 429, "quota_exhausted")
 
@@ -350,7 +346,7 @@ func (env *tiersEnv) testTrustedProxy(t *testing.T) {
 	} {
 		r := s.lookup(t, env.keywords[i], tc.hdr...)
 		tiersWantStatus(t, r, 200, "")
-		tiersWantLimit(t, r, tiersDaily, tc.want, tiersMidnight(time.Now()))
+		tiersWantLimit(t, r, tiersDaily, tc.want, tiersMidnight(env.now()))
 	}
 }
 
@@ -361,7 +357,7 @@ func (env *tiersEnv) testParallel(t *testing.T) {
 	key, _ := env.createKey(t, data, "--tier", "registered")
 	bulkKey, _ := env.createKey(t, data, "--tier", "registered")
 	s := env.start(t, data)
-	_, monthEnd := tiersMonth(time.Now())
+	_, monthEnd := tiersMonth(env.now())
 	lookup := "/v1/keyword?" + url.Values{"q": {env.keywords[0]}, "country": {"us"}}.Encode()
 
 	for _, tc := range []struct {
@@ -373,12 +369,12 @@ func (env *tiersEnv) testParallel(t *testing.T) {
 		policy     string
 		resetsAt   time.Time
 	}{
-		{"anonymous", 100, 20, "GET", lookup, "", nil, tiersDaily, tiersMidnight(time.Now())},
-		{"registered", 600, 500, "GET", lookup, "", []string{"Authorization", "Bearer " + key}, tiersMonthly(time.Now()), monthEnd},
+		{"anonymous", 100, 20, "GET", lookup, "", nil, tiersDaily, tiersMidnight(env.now())},
+		{"registered", 600, 500, "GET", lookup, "", []string{"Authorization", "Bearer " + key}, tiersMonthly(env.now()), monthEnd},
 		// Bulk requests hold their reservation across 20 index lookups,
 		// so far more of them overlap than single lookups do.
 		{"registered bulk of 20", 100, 25, "POST", "/v1/keywords", tiersBulkBody(env.keywords[:20]),
-			[]string{"Authorization", "Bearer " + bulkKey}, tiersMonthly(time.Now()), monthEnd},
+			[]string{"Authorization", "Bearer " + bulkKey}, tiersMonthly(env.now()), monthEnd},
 	} {
 		got := s.burst(t, tc.n, tc.method, tc.path, tc.body, tc.hdr...)
 		if got.status[200] != tc.want || got.status[429] != tc.n-tc.want || len(got.status) != 2 {
@@ -430,7 +426,7 @@ func (env *tiersEnv) testCleanRestart(t *testing.T) {
 	// it must refuse to start.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	second, err := exec.CommandContext(ctx, env.bin, "serve", "--data", data, "--addr", "127.0.0.1:0").CombinedOutput()
+	second, err := env.command(ctx, nil, "serve", "--data", data, "--addr", "127.0.0.1:0").CombinedOutput()
 	if err == nil || ctx.Err() != nil || !strings.Contains(string(second), "already running") {
 		t.Errorf("a second server on the same folder: %v\n%s", err, second)
 	}
@@ -444,9 +440,9 @@ func (env *tiersEnv) testCleanRestart(t *testing.T) {
 	}
 
 	s = env.start(t, data)
-	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 20-anon-1, tiersMidnight(time.Now()))
-	_, monthEnd := tiersMonth(time.Now())
-	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(time.Now()), 500-reg-1, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 20-anon-1, tiersMidnight(env.now()))
+	_, monthEnd := tiersMonth(env.now())
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(env.now()), 500-reg-1, monthEnd)
 }
 
 // testCrashRestart: after a SIGKILL the counters lose at most what was
@@ -553,7 +549,7 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 		}
 		return got.Key
 	}
-	_, monthEnd := tiersMonth(time.Now())
+	_, monthEnd := tiersMonth(env.now())
 
 	r := register("tiers-1+news@example.com")
 	if r.status == 404 && r.code == "not_found" {
@@ -571,7 +567,7 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 	}
 	tiersWantStatus(t, verify("tiers-1+news@example.com", wrong), 400, "invalid_code")
 	key := keyOf(verify("tiers-1+news@example.com", code))
-	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(time.Now()), 499, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(env.now()), 499, monthEnd)
 	tiersWantStatus(t, verify("tiers-1+news@example.com", code), 400, "invalid_code") // used
 
 	// The same mailbox, spelled otherwise: the same answer (nothing tells
@@ -587,12 +583,12 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 	}
 	key2 := keyOf(verify("tiers-1@example.com", code))
 	tiersWantStatus(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), 401, "invalid_key")
-	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key2), tiersMonthly(time.Now()), 498, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key2), tiersMonthly(env.now()), 498, monthEnd)
 
 	// Rotation: a new key on the same account; the old one is refused.
 	key3 := keyOf(s.do(t, "POST", "/v1/keys/rotate", "", "Authorization", "Bearer "+key2))
 	tiersWantStatus(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key2), 401, "invalid_key")
-	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key3), tiersMonthly(time.Now()), 497, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key3), tiersMonthly(env.now()), 497, monthEnd)
 	tiersWantStatus(t, s.do(t, "POST", "/v1/keys/rotate", "", "Authorization", "Bearer "+key2), 401, "invalid_key")
 	tiersWantStatus(t, s.do(t, "POST", "/v1/keys/rotate", ""), 401, "invalid_key")
 	if out, _ := env.cli(t, "keys", "list", "--data", data); strings.Count(out, "tiers-1") != 1 {
@@ -624,7 +620,7 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 		t.Errorf("too_many_registrations: Retry-After %q", r.header.Get("Retry-After"))
 	}
 	// Signing up is not a lookup.
-	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(time.Now()))
+	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 19, tiersMidnight(env.now()))
 }
 
 // testBilling: the subscription end to end with the official Stripe
@@ -636,15 +632,14 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 func (env *tiersEnv) testBilling(t *testing.T) {
 	api := testservers.StartStripeMock(t)
 	const secret = "whsec_kwdata_test"
-	t.Setenv("STRIPE_SECRET_KEY", "sk_test_kwdata")
-	t.Setenv("STRIPE_WEBHOOK_SECRET", secret)
 	data := env.fresh(t)
 	key, id := env.createKey(t, data, "--tier", "registered", "--email", "payer@example.com")
-	s := env.start(t, data, "--stripe-price", "price_kwdata", "--stripe-api", api)
+	s := env.startEnv(t, []string{"STRIPE_SECRET_KEY=sk_test_kwdata", "STRIPE_WEBHOOK_SECRET=" + secret},
+		data, "--stripe-price", "price_kwdata", "--stripe-api", api)
 	auth := []string{"Authorization", "Bearer " + key}
-	_, monthEnd := tiersMonth(time.Now())
+	_, monthEnd := tiersMonth(env.now())
 	for i := range 3 {
-		tiersWantLimit(t, s.lookup(t, env.keywords[i], auth...), tiersMonthly(time.Now()), int64(499-i), monthEnd)
+		tiersWantLimit(t, s.lookup(t, env.keywords[i], auth...), tiersMonthly(env.now()), int64(499-i), monthEnd)
 	}
 
 	r := s.do(t, "POST", "/v1/billing/checkout", "", auth...)
@@ -671,7 +666,7 @@ func (env *tiersEnv) testBilling(t *testing.T) {
 
 	tiersWantStatus(t, post(completed, "whsec_wrong"), 400, "invalid_signature")
 	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/webhook", completed), 400, "invalid_signature")
-	tiersWantLimit(t, s.lookup(t, env.keywords[3], auth...), tiersMonthly(time.Now()), 496, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[3], auth...), tiersMonthly(env.now()), 496, monthEnd)
 
 	tiersWantStatus(t, post(completed, secret), 200, "")
 	for i := range 5 {
@@ -688,12 +683,12 @@ func (env *tiersEnv) testBilling(t *testing.T) {
 	}
 
 	tiersWantStatus(t, post(deleted, secret), 200, "")
-	tiersWantLimit(t, s.lookup(t, env.keywords[0], auth...), tiersMonthly(time.Now()), 495, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[0], auth...), tiersMonthly(env.now()), 495, monthEnd)
 	// Replays, as Stripe's retries are, change nothing: the checkout does
 	// not make the key paid again.
 	tiersWantStatus(t, post(completed, secret), 200, "")
 	tiersWantStatus(t, post(deleted, secret), 200, "")
-	tiersWantLimit(t, s.lookup(t, env.keywords[1], auth...), tiersMonthly(time.Now()), 494, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[1], auth...), tiersMonthly(env.now()), 494, monthEnd)
 }
 
 // testMCP: POST /mcp with raw JSON-RPC against the real access store. A
@@ -706,7 +701,7 @@ func (env *tiersEnv) testMCP(t *testing.T) {
 	data := env.fresh(t)
 	key, _ := env.createKey(t, data, "--tier", "registered")
 	s := env.start(t, data)
-	_, monthEnd := tiersMonth(time.Now())
+	_, monthEnd := tiersMonth(env.now())
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"tiers","version":"1"}}}`
 	lookup := func(q string) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"keyword":%q,"country":"us"}}}`, q)
@@ -740,9 +735,9 @@ func (env *tiersEnv) testMCP(t *testing.T) {
 		if a.Result.IsError {
 			t.Fatalf("tool error: %s", r.body)
 		}
-		tiersWantLimit(t, r, tiersMonthly(time.Now()), int64(499-i), monthEnd)
+		tiersWantLimit(t, r, tiersMonthly(env.now()), int64(499-i), monthEnd)
 	}
-	tiersWantLimit(t, s.lookup(t, env.keywords[2], auth...), tiersMonthly(time.Now()), 497, monthEnd)
+	tiersWantLimit(t, s.lookup(t, env.keywords[2], auth...), tiersMonthly(env.now()), 497, monthEnd)
 
 	// A bad key is refused on every method, and is never anonymous.
 	for _, body := range []string{initialize, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, lookup(env.keywords[0])} {
@@ -761,7 +756,7 @@ func (env *tiersEnv) testMCP(t *testing.T) {
 		if a.Result.IsError {
 			t.Fatalf("tool call %d: tool error: %s", i+1, r.body)
 		}
-		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(time.Now()))
+		tiersWantLimit(t, r, tiersDaily, int64(19-i), tiersMidnight(env.now()))
 	}
 	r, a := call(t, lookup(env.keywords[0]))
 	if !a.Result.IsError || len(a.Result.Content) != 1 {
@@ -774,7 +769,7 @@ func (env *tiersEnv) testMCP(t *testing.T) {
 		t.Fatalf("tool error %q does not say when the allowance renews", text)
 	}
 	at, err := time.Parse(time.RFC3339, m[len(m)-1])
-	if want := tiersMidnight(time.Now()); err != nil || at.Sub(want).Abs() > 5*time.Second {
+	if want := tiersMidnight(env.now()); err != nil || at.Sub(want).Abs() > 5*time.Second {
 		t.Errorf("tool error says the allowance renews at %s, want %s", m[len(m)-1], want.Format(time.RFC3339))
 	}
 	tiersWantStatus(t, s.lookup(t, env.keywords[0]), 429, "quota_exhausted")
@@ -790,29 +785,94 @@ type tiersEnv struct {
 	bin      string
 	seed     string
 	keywords []string // keywords of the index, in lake order
+	// ahead is how far the clock of every kwdata process the test starts
+	// runs ahead of the wall clock: to the next noon UTC, so that no
+	// allowance (they renew at UTC midnight, months too) renews while the
+	// test counts it down, whatever the hour it runs at.
+	ahead time.Duration
+}
+
+// now is the time on the clock of the test's kwdata processes.
+func (env *tiersEnv) now() time.Time { return time.Now().Add(env.ahead) }
+
+// command returns kwdata with args, its clock set to the test's, and
+// environ added to the environment.
+func (env *tiersEnv) command(ctx context.Context, environ []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, env.bin, args...)
+	cmd.Env = append(append(os.Environ(), testClockEnv+"="+env.ahead.String()), environ...)
+	return cmd
+}
+
+// tiersClockAhead is the ahead of every tiers test of this process.
+var tiersClockAhead = sync.OnceValue(func() time.Duration { return tiersAhead(time.Now()) })
+
+// tiersAhead returns how far after now the next noon UTC is.
+func tiersAhead(now time.Time) time.Duration {
+	now = now.UTC()
+	noon := time.Date(now.Year(), now.Month(), now.Day(), 12, 0, 0, 0, time.UTC)
+	if !noon.After(now) {
+		noon = noon.AddDate(0, 0, 1)
+	}
+	return noon.Sub(now)
+}
+
+// testBinary is the kwdata binary of the tests that run it as processes,
+// built once for all of them, in a folder TestMain removes.
+var testBinary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// kwdataBinary builds kwdata with the kwdatatestclock tag, which lets a
+// test set the processes' clock, once per test process.
+func kwdataBinary(tb testing.TB) string {
+	tb.Helper()
+	testBinary.once.Do(func() {
+		gomod, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			testBinary.err = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		mod := strings.TrimSpace(string(gomod))
+		if mod == "" || mod == os.DevNull {
+			testBinary.err = fmt.Errorf("go env GOMOD = %q: not inside the module", mod)
+			return
+		}
+		if testBinary.dir, err = os.MkdirTemp("", "kwdata-test-"); err != nil {
+			testBinary.err = err
+			return
+		}
+		testBinary.path = filepath.Join(testBinary.dir, "kwdata")
+		// A loaded machine took more than 5 minutes.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		build := exec.CommandContext(ctx, "go", "build", "-tags", "kwdatatestclock", "-o", testBinary.path, "./cmd/kwdata")
+		build.Dir = filepath.Dir(mod)
+		if out, err := build.CombinedOutput(); err != nil {
+			testBinary.err = fmt.Errorf("go build ./cmd/kwdata: %w\n%s", err, out)
+		}
+	})
+	if testBinary.err != nil {
+		tb.Fatal(testBinary.err)
+	}
+	return testBinary.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testBinary.dir != "" {
+		os.RemoveAll(testBinary.dir)
+	}
+	os.Exit(code)
 }
 
 // tiersSetup builds the binary and the index with the binary's own
 // commands.
 func tiersSetup(tb testing.TB) *tiersEnv {
 	tb.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		tb.Fatalf("go env GOMOD: %v", err)
-	}
-	mod := strings.TrimSpace(string(gomod))
-	if mod == "" || mod == os.DevNull {
-		tb.Fatalf("go env GOMOD = %q: not inside the module", mod)
-	}
 	dir := tb.TempDir()
-	env := &tiersEnv{bin: filepath.Join(dir, "kwdata"), seed: filepath.Join(dir, "seed")}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", env.bin, "./cmd/kwdata")
-	build.Dir = filepath.Dir(mod)
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("go build ./cmd/kwdata: %v\n%s", err, out)
-	}
+	env := &tiersEnv{bin: kwdataBinary(tb), seed: filepath.Join(dir, "seed"), ahead: tiersClockAhead()}
 
 	in := filepath.Join(dir, "in")
 	env.cli(tb, "sample", "--out", in, "--keywords", "500", "--countries", "us", "--seed", "11")
@@ -840,7 +900,7 @@ func (env *tiersEnv) cli(tb testing.TB, args ...string) (string, string) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, env.bin, args...)
+	cmd := env.command(ctx, nil, args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -917,9 +977,15 @@ var tiersServingRE = regexp.MustCompile(`msg="serving HTTP".* addr=(\S+)`)
 // is ready, and kills it when the test ends if it still runs.
 func (env *tiersEnv) start(tb testing.TB, data string, extra ...string) *tiersServer {
 	tb.Helper()
+	return env.startEnv(tb, nil, data, extra...)
+}
+
+// startEnv is start with environ added to the server's environment.
+func (env *tiersEnv) startEnv(tb testing.TB, environ []string, data string, extra ...string) *tiersServer {
+	tb.Helper()
 	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)
 	s := &tiersServer{
-		cmd:  exec.Command(env.bin, args...),
+		cmd:  env.command(context.Background(), environ, args...),
 		done: make(chan struct{}),
 		client: &http.Client{
 			Timeout:   30 * time.Second,
@@ -1234,8 +1300,29 @@ func tiersWantDetail(tb testing.TB, r tiersResp, re string) {
 
 func tiersWantReset(tb testing.TB, reset int64, end time.Time) {
 	tb.Helper()
-	want := time.Until(end).Seconds()
+	want := end.Sub(time.Now().Add(tiersClockAhead())).Seconds()
 	if float64(reset) < want-5 || float64(reset) > want+2 {
 		tb.Errorf("RateLimit t=%d, but the window ends in %.0fs (%s)", reset, want, end.Format(time.RFC3339))
+	}
+}
+
+// TestTiersAhead: the test clock of the tiers tests always stands at the
+// next noon UTC, at most a day ahead, so a window renews 12 hours after
+// the test starts, not during it.
+func TestTiersAhead(t *testing.T) {
+	t.Parallel()
+	for _, now := range []string{"2026-11-26T23:58:30Z", "2026-11-26T00:00:00Z", "2026-11-26T12:00:00Z", "2026-12-31T13:00:00Z"} {
+		at, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := tiersAhead(at)
+		got := at.Add(d)
+		if d <= 0 || d > 24*time.Hour || got.Hour() != 12 || got.Minute() != 0 || got.Second() != 0 {
+			t.Errorf("tiersAhead(%s) = %s, to %s; want the next noon UTC", now, d, got)
+		}
+		if until := tiersMidnight(got).Sub(got); until != 12*time.Hour {
+			t.Errorf("from %s, midnight is %s away, want 12h", got, until)
+		}
 	}
 }

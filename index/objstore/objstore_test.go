@@ -481,8 +481,10 @@ func TestRunFollowsAndRetries(t *testing.T) {
 	publish(t, c, pipe, m1.BuildID)
 	waitFor(m1.BuildID)
 
-	// A poll of an hour: only Trigger can bring the next build in time.
-	slow, err := NewSyncer(c, SyncOptions{Data: srv, Logger: testLogger(t), PollInterval: time.Hour})
+	// A poll of an hour: once its check at start is done, only Trigger
+	// can bring the next build in time.
+	slowReg := prometheus.NewRegistry()
+	slow, err := NewSyncer(c, SyncOptions{Data: srv, Logger: testLogger(t), PollInterval: time.Hour, Metrics: NewMetrics(slowReg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,9 +494,14 @@ func TestRunFollowsAndRetries(t *testing.T) {
 	defer cancel()
 	done = make(chan struct{})
 	go func() { slow.Run(ctx); close(done) }()
+	for i := 0; metricValue(t, slowReg, "kwdata_index_sync_last_success_timestamp_seconds", "") == 0; i++ {
+		if i == 500 {
+			t.Fatal("the check at start did not succeed within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	m2 := buildDate(t, pipe, "2026-11-02", 20, 100, 1)
 	publish(t, c, pipe, m2.BuildID)
-	time.Sleep(300 * time.Millisecond) // the first check at start may or may not see m2
 	slow.Trigger()
 	waitFor(m2.BuildID)
 	cancel()

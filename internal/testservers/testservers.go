@@ -82,8 +82,13 @@ func FreeAddr(tb testing.TB) string {
 	return ln.Addr().String()
 }
 
-// start runs a server process until the test ends and waits (at most 15 s)
-// until ready reports it answers.
+// startWithin bounds how long a server may take to answer after it
+// starts: a few hundred milliseconds on an idle machine, tens of seconds
+// on a loaded one.
+const startWithin = 60 * time.Second
+
+// start runs a server process until the test ends and waits (at most
+// startWithin) until ready reports it answers.
 func start(tb testing.TB, name string, args []string, ready func() bool) {
 	tb.Helper()
 	path, _ := lookTool(name)
@@ -99,7 +104,7 @@ func start(tb testing.TB, name string, args []string, ready func() bool) {
 		cmd.Process.Kill()
 		<-exited
 	})
-	for range 300 {
+	for deadline := time.Now().Add(startWithin); time.Now().Before(deadline); {
 		select {
 		case <-exited:
 			tb.Fatalf("%s exited at start:\n%s", name, out.String())
@@ -110,7 +115,7 @@ func start(tb testing.TB, name string, args []string, ready func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	tb.Fatalf("%s did not answer within 15s", name)
+	tb.Fatalf("%s did not answer within %s", name, startWithin)
 }
 
 // Mailpit is a running Mailpit: an SMTP server that keeps what it gets,
@@ -249,8 +254,8 @@ func StartRedis(tb testing.TB) *Redis {
 	return r
 }
 
-// Start starts the server again after Stop and waits (at most 15 s) until
-// it answers PING.
+// Start starts the server again after Stop and waits (at most
+// startWithin) until it answers PING.
 func (r *Redis) Start() {
 	r.tb.Helper()
 	if r.cmd != nil {
@@ -266,7 +271,7 @@ func (r *Redis) Start() {
 	}
 	r.exit = make(chan struct{})
 	go func(c *exec.Cmd, exit chan struct{}) { c.Wait(); close(exit) }(r.cmd, r.exit)
-	for range 300 {
+	for deadline := time.Now().Add(startWithin); time.Now().Before(deadline); {
 		select {
 		case <-r.exit:
 			r.tb.Fatalf("redis-server exited at start:\n%s", r.out.String())
@@ -277,7 +282,7 @@ func (r *Redis) Start() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	r.tb.Fatalf("redis-server did not answer within 15s:\n%s", r.out.String())
+	r.tb.Fatalf("redis-server did not answer within %s:\n%s", startWithin, r.out.String())
 }
 
 // Stop stops the server (SIGTERM, so the AOF is complete) and waits for it

@@ -95,7 +95,8 @@ func TestFolderGoneIsNotReady(t *testing.T) {
 			if err := s.Ready(); !strings.Contains(err.Error(), dir) {
 				t.Errorf("Ready: %v; want it to name %s", err, dir)
 			}
-			time.Sleep(100 * time.Millisecond) // twenty more checks
+			checks := s.watched.Load()
+			eventually(t, "twenty more checks", func() bool { return s.watched.Load() >= checks+20 })
 			if n := len(log.lines("level=ERROR", "access folder is gone")); n != 1 {
 				t.Errorf("%d error lines, want 1:\n%s", n, strings.Join(log.lines("level=ERROR"), "\n"))
 			}

@@ -19,6 +19,7 @@ import (
 type diskFull struct {
 	on         atomic.Bool
 	onlyTables bool
+	refused    atomic.Int64 // writes refused so far
 }
 
 func (d *diskFull) String() string { return "disk full" }
@@ -36,6 +37,7 @@ func (d *diskFull) MaybeError(op errorfs.Op) error {
 	if d.onlyTables && !strings.HasSuffix(op.Path, ".sst") {
 		return nil
 	}
+	d.refused.Add(1)
 	return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
 }
 
@@ -151,7 +153,9 @@ func TestDiskFillsWhileRunning(t *testing.T) {
 	if _, err := s.db.AsyncFlush(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // Pebble alone retried thousands of times in this
+	// Pebble alone retried thousands of times a second; a few refused
+	// table writes are enough to see the retries logged once.
+	eventually(t, "table writes refused", func() bool { return full.refused.Load() >= 5 })
 	use(t, s, c, 4)
 	if err := s.flush(); err != nil {
 		t.Fatalf("counting into the write-ahead log while tables fail: %v", err)

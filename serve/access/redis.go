@@ -155,6 +155,7 @@ type RedisStore struct {
 	wg        sync.WaitGroup
 	closed    atomic.Bool
 	subscribe chan struct{} // signalled on every (re)subscription; tests wait on it
+	handled   atomic.Int64  // invalidation messages handled; tests wait on it
 }
 
 type paidCount struct {
@@ -300,6 +301,7 @@ func (s *RedisStore) checkVersion() {
 // without it, for the record is what serves a paid key while Redis is
 // down.
 func (s *RedisStore) invalidate(payload string) {
+	defer s.handled.Add(1)
 	now := int64(-1)
 	if payload != redisAllChanged {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)

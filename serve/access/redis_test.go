@@ -49,17 +49,21 @@ func keyRequest(key string) *http.Request {
 }
 
 // admitMany sends total requests of one lookup each, spread round robin
-// over stores, all at once, and returns how many were admitted and
-// committed.
+// over stores with 4 in flight on each (enough to race the stores on one
+// counter; 600 at once outwaited the 300 ms command timeout on a loaded
+// machine), and returns how many were admitted and committed.
 func admitMany(tb testing.TB, stores []*RedisStore, key string, client netip.Addr, total int) int {
 	tb.Helper()
 	var ok atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, total)
+	inFlight := make(chan struct{}, 4*len(stores))
 	for i := range total {
 		wg.Add(1)
+		inFlight <- struct{}{}
 		go func() {
 			defer wg.Done()
+			defer func() { <-inFlight }()
 			res, err := stores[i%len(stores)].Admit(context.Background(), keyRequest(key), client, 1)
 			var qe *QuotaError
 			switch {
@@ -228,7 +232,7 @@ func TestRedisMissedInvalidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the creation's own message passes
+	waitHandled(t, s, 1) // the creation's own message passes
 	if c, err := s.Identify(ctx, key, netip.Addr{}); err != nil || c.Tier != Paid {
 		t.Fatalf("Identify = %v, %v", c, err)
 	}
@@ -289,7 +293,18 @@ func TestRedisDownAndBack(t *testing.T) {
 		}
 		res.Commit(3, nil)
 	}
-	time.Sleep(200 * time.Millisecond) // a flush of the paid count
+	// Redis holds the paid count once a flush has run.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		recs, err := s.ListKeys(ctx)
+		if err == nil && len(recs) == 2 && recs[0].Lookups == 3 && recs[1].Lookups == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ListKeys = %+v, %v; want 3 paid and 3 registered lookups flushed within 5s", recs, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	rd.Stop()
 	for _, k := range []string{"", reg} {
 		if _, err := s.Admit(ctx, keyRequest(k), client, 1); !errors.Is(err, ErrUnavailable) {
@@ -301,7 +316,7 @@ func TestRedisDownAndBack(t *testing.T) {
 		t.Fatalf("paid key with Redis down: %v", err)
 	}
 	res.Commit(1, nil)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline = time.Now().Add(3 * time.Second)
 	for s.Ready() == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("Ready still nil 3s after Redis stopped")
@@ -458,8 +473,21 @@ func paidKeyOnTwo(t *testing.T) (rd *testservers.Redis, a, b *RedisStore, paid s
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitHandled(t, b, 1)
 	return rd, a, b, paid
+}
+
+// waitHandled waits up to 10 s until s has handled n invalidation
+// messages.
+func waitHandled(tb testing.TB, s *RedisStore, n int64) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.handled.Load() < n {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%d invalidation messages handled within 10s, want %d", s.handled.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestRedisLateInvalidationKeepsNewerRecord: the message of a key's
@@ -561,7 +589,7 @@ func TestRedisVersionUnreadableAfterSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := netip.MustParseAddr("192.0.2.11")
-	time.Sleep(200 * time.Millisecond) // the creation's message first
+	waitHandled(t, s, 1) // the creation's message first
 	if _, err := s.Identify(ctx, paid, client); err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ type Store struct {
 	dirInfo    os.FileInfo           // the access folder as opened; see checkFolder
 	folderErr  atomic.Pointer[error] // why the folder is unusable; nil while it is fine
 	folderLogs time.Time             // when folderErr was last logged; flushLoop only
+	watched    atomic.Int64          // folder checks done; tests wait on it
 }
 
 // keyUsage is what the counter database holds about one key.
@@ -253,6 +254,7 @@ func (s *Store) checkFolder() error {
 // watchFolder records what checkFolder finds, for Ready, and logs it at
 // most once per folderLogGap while it lasts.
 func (s *Store) watchFolder() {
+	defer s.watched.Add(1)
 	err := s.checkFolder()
 	if err == nil {
 		if s.folderErr.Swap(nil) != nil {
