@@ -63,6 +63,9 @@ type serveConfig struct {
 	// access is the Redis URL of a shared access store. Default (empty):
 	// the embedded store in <data>/access.
 	access string
+	// lockHeld says the caller holds the server lock of data already
+	// (demo takes it before its stages); serve takes it otherwise.
+	lockHeld bool
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
@@ -179,6 +182,13 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	// set, wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serveGCPercent)
+	}
+	if !cfg.lockHeld {
+		release, err := m.lockServer(cfg.data)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{
 		Logger: m.Logger.With("component", "index"), CacheBytes: int64(cfg.cacheMB) << 20,
