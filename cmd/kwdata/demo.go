@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/kwdata/kwdata/serve"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,7 +26,7 @@ type demoOptions struct {
 func (m *Main) runDemo(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("demo", "[--addr 127.0.0.1:8080] [--data DIR] [--keywords N] [--countries us,gb,de]")
 	addr := fs.String("addr", serve.DefaultAddr, "address to serve on")
-	data := fs.String("data", "demo-data", "data folder for the sample, the lake and the index (replaced)")
+	data := fs.String("data", "demo-data", "data folder for the sample, the lake and the index; replaced on each run, so only a new or empty folder or one an earlier demo made")
 	n := fs.Int("keywords", sample.DefaultKeywords, "sample keywords per country")
 	countries := fs.String("countries", strings.Join(sample.DefaultCountries(), ","), "sample countries")
 	if err := parse(fs, args, 0); err != nil {
@@ -75,9 +74,13 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) (err error) {
 			undo()
 		}
 	}()
-	if err := os.RemoveAll(opt.data); err != nil {
-		return fmt.Errorf("cannot clear %s: %w", opt.data, err)
+	release, err := m.claimDemoFolder(opt.data)
+	if err != nil {
+		return err
 	}
+	// Held from here until the server stops: the folder is in use from
+	// the first stage on.
+	defer release()
 	date := time.Now().UTC().Format(kw.DateLayout)
 	in := filepath.Join(opt.data, "sample")
 	fmt.Fprintf(m.Stderr, "1/4 generating %d sample keywords for %s into %s\n", opt.keywords, strings.Join(opt.countries, ", "), in)
@@ -114,6 +117,7 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) (err error) {
 	cfg := opt.serve
 	cfg.data = opt.data
 	cfg.listener = ln
+	cfg.lockHeld = true
 	cfg.ready = func(addr string) {
 		q := url.Values{"q": {man.Examples[first][0]}, "country": {strings.ToLower(first)}}.Encode()
 		fmt.Fprintf(m.Stdout, "\nkwdata is serving the sample (built in %s). Open in a browser:\n\n  http://%s/\n  http://%s/keyword?%s\n\nor ask the API:\n\n  curl 'http://%s/v1/keyword?%s'\n\nPress Ctrl-C to stop.\n",

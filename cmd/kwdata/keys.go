@@ -12,18 +12,57 @@ import (
 )
 
 func (m *Main) runKeys(ctx context.Context, args []string) error {
+	c, err := m.parseKeys(args)
+	if err != nil || c == nil {
+		return err
+	}
+	keys, err := m.openKeyRegistry(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer keys.Close()
+	switch c.sub {
+	case "create":
+		return m.keysCreate(ctx, keys, c)
+	case "list":
+		return m.keysList(ctx, keys, c)
+	case "revoke":
+		return m.keysRevoke(ctx, keys, c)
+	default: // set-tier; parseKeys knows no other
+		return m.keysSetTier(ctx, keys, c)
+	}
+}
+
+// keysCommand is one kwdata keys command as parsed.
+type keysCommand struct {
+	sub       string
+	data      string
+	accessURL string
+	tier      string // create's --tier
+	email     string // create's --email
+	paidUntil string // --paid-until as given
+	until     time.Time
+	pos       []string
+	now       time.Time
+	// where is how the messages name the store again.
+	where string
+}
+
+// parseKeys reads the subcommand and its flags and checks them. A nil
+// command with no error means help was asked for and printed.
+func (m *Main) parseKeys(args []string) (*keysCommand, error) {
 	if len(args) == 0 {
 		m.keysHelp(m.Stderr)
-		return usageError{fmt.Errorf("keys needs a subcommand: create, list, revoke or set-tier; see 'kwdata keys -h'")}
+		return nil, usageError{fmt.Errorf("keys needs a subcommand: create, list, revoke or set-tier; see 'kwdata keys -h'")}
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "-h", "-help", "--help", "help":
 		m.keysHelp(m.Stdout)
-		return nil
+		return nil, nil
 	}
 	if _, ok := keysUsage[sub]; !ok {
-		return usageError{fmt.Errorf("unknown keys subcommand %q; use create, list, revoke or set-tier (see 'kwdata keys -h')", sub)}
+		return nil, usageError{fmt.Errorf("unknown keys subcommand %q; use create, list, revoke or set-tier (see 'kwdata keys -h')", sub)}
 	}
 	fs := m.newFlagSet("keys "+sub, keysUsage[sub])
 	data := fs.String("data", "", "data folder (required unless --access names Redis)")
@@ -38,122 +77,140 @@ func (m *Main) runKeys(ctx context.Context, args []string) error {
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	wantArgs := map[string]int{"create": 0, "list": 0, "revoke": 1, "set-tier": 2}[sub]
 	if len(pos) != wantArgs {
-		return usageError{fmt.Errorf("usage: kwdata keys %s %s", sub, keysUsage[sub])}
+		return nil, usageError{fmt.Errorf("usage: kwdata keys %s %s", sub, keysUsage[sub])}
 	}
 	if err := checkAccessURL(*accessURL); err != nil {
-		return err
+		return nil, err
 	}
-	// where is how the messages below name the store again.
-	where := "--data " + *data
+	c := &keysCommand{sub: sub, data: *data, accessURL: *accessURL, pos: pos, now: m.now(), where: "--data " + *data}
 	if *accessURL != "" {
-		where = "--access " + redactedURL(*accessURL)
+		c.where = "--access " + redactedURL(*accessURL)
 	} else {
 		if err := require([2]string{"data", *data}); err != nil {
-			return err
+			return nil, err
 		}
 		if err := existingData(*data); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	now := m.now()
-	var until time.Time
+	if tier != nil {
+		c.tier, c.email = *tier, *email
+	}
 	if paidUntil != nil && *paidUntil != "" {
-		if until, err = access.ParsePaidUntil(*paidUntil); err != nil {
-			return usageError{err}
+		c.paidUntil = *paidUntil
+		if c.until, err = access.ParsePaidUntil(*paidUntil); err != nil {
+			return nil, usageError{err}
 		}
 	}
-	var keys keyRegistry
-	if *accessURL != "" {
-		if keys, err = m.openRedisAccess(ctx, *accessURL, access.Options{Logger: m.Logger, Now: m.now}); err != nil {
-			return err
-		}
-	} else if keys, err = access.OpenKeys(access.Options{Dir: accessDir(*data), Logger: m.Logger, Now: m.now}); err != nil {
-		return fmt.Errorf("cannot open the key registry: %w", err)
+	return c, nil
+}
+
+// openKeyRegistry opens the store the command names: Redis, or the
+// folder's embedded registry (through the running server when there is
+// one).
+func (m *Main) openKeyRegistry(ctx context.Context, c *keysCommand) (keyRegistry, error) {
+	if c.accessURL != "" {
+		return m.openRedisAccess(ctx, c.accessURL, access.Options{Logger: m.Logger, Now: m.now})
 	}
-	defer keys.Close()
-	// warnPaid says what a paid grant means when it is probably not what
-	// the operator meant: no end date (the key never lapses), or an end in
-	// the past (it lapsed already and counts as registered). Both may be
-	// intended (a lifetime grant, a record of an old subscription), so
-	// they are warnings, not refusals.
-	warnPaid := func(id string) {
-		switch {
-		case until.IsZero():
-			fmt.Fprintf(m.Stderr, "warning: %s is paid with no end date and stays paid until 'kwdata keys set-tier %s %s registered'; pass --paid-until YYYY-MM-DD to end it\n", id, where, id)
-		case !until.After(now): // until is the start of the day after the last paid one
-			fmt.Fprintf(m.Stderr, "warning: --paid-until %s is in the past, so %s has lapsed already and counts as registered; pass a last paid day from today on to make it paid\n", *paidUntil, id)
-		}
+	keys, err := access.OpenKeys(access.Options{Dir: accessDir(c.data), Logger: m.Logger, Now: m.now})
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the key registry: %w", err)
 	}
-	switch sub {
-	case "create":
-		t, err := access.ParseTier(*tier)
-		if err != nil {
-			return usageError{err}
+	return keys, nil
+}
+
+// warnPaid says what a paid grant means when it is probably not what
+// the operator meant: no end date (the key never lapses), or an end in
+// the past (it lapsed already and counts as registered). Both may be
+// intended (a lifetime grant, a record of an old subscription), so
+// they are warnings, not refusals.
+func (m *Main) warnPaid(c *keysCommand, id string) {
+	switch {
+	case c.until.IsZero():
+		fmt.Fprintf(m.Stderr, "warning: %s is paid with no end date and stays paid until 'kwdata keys set-tier %s %s registered'; pass --paid-until YYYY-MM-DD to end it\n", id, c.where, id)
+	case !c.until.After(c.now): // until is the start of the day after the last paid one
+		fmt.Fprintf(m.Stderr, "warning: --paid-until %s is in the past, so %s has lapsed already and counts as registered; pass a last paid day from today on to make it paid\n", c.paidUntil, id)
+	}
+}
+
+func (m *Main) keysCreate(ctx context.Context, keys keyRegistry, c *keysCommand) error {
+	t, err := access.ParseTier(c.tier)
+	if err != nil {
+		return usageError{err}
+	}
+	if t != access.Paid && !c.until.IsZero() {
+		return usageError{fmt.Errorf("--paid-until is for paid keys; leave it out, or pass --tier paid")}
+	}
+	key, rec, err := keys.CreateKey(ctx, t, c.email, c.until)
+	if errors.Is(err, access.ErrEmailTaken) {
+		return fmt.Errorf("cannot create the key: %s already holds an active key%s; one email holds one key, as with POST /v1/register: revoke it first, or change its tier with kwdata keys set-tier",
+			c.email, activeKeyOf(ctx, keys, c.email))
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create the key: %w", err)
+	}
+	fmt.Fprintln(m.Stdout, key)
+	fmt.Fprintf(m.Stderr, "created key %s (%s); it is shown only now, keep it safe\n", rec.ID, rec.Tier)
+	if t == access.Paid {
+		m.warnPaid(c, rec.ID)
+	}
+	return nil
+}
+
+func (m *Main) keysList(ctx context.Context, keys keyRegistry, c *keysCommand) error {
+	recs, err := keys.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIER\tEMAIL\tCREATED\tLAST USED\tLOOKUPS THIS PERIOD\tPAID UNTIL\tSTATUS")
+	for _, r := range recs {
+		tierName := string(r.Tier)
+		if r.ActiveTier(c.now) != r.Tier {
+			tierName += " (lapsed)"
 		}
-		if t != access.Paid && !until.IsZero() {
-			return usageError{fmt.Errorf("--paid-until is for paid keys; leave it out, or pass --tier paid")}
+		lookups := "n/a"
+		if !r.LookupsAsOf.IsZero() {
+			lookups = fmt.Sprintf("%d (as of %s)", r.Lookups, r.LookupsAsOf.UTC().Format("2006-01-02 15:04:05Z"))
 		}
-		key, rec, err := keys.CreateKey(ctx, t, *email, until)
-		if errors.Is(err, access.ErrEmailTaken) {
-			return fmt.Errorf("cannot create the key: %s already holds an active key%s; one email holds one key, as with POST /v1/register: revoke it first, or change its tier with kwdata keys set-tier",
-				*email, activeKeyOf(ctx, keys, *email))
+		status := "active"
+		if r.IsRevoked() {
+			status = "revoked " + r.Revoked.UTC().Format("2006-01-02")
 		}
-		if err != nil {
-			return fmt.Errorf("cannot create the key: %w", err)
-		}
-		fmt.Fprintln(m.Stdout, key)
-		fmt.Fprintf(m.Stderr, "created key %s (%s); it is shown only now, keep it safe\n", rec.ID, rec.Tier)
-		if t == access.Paid {
-			warnPaid(rec.ID)
-		}
-	case "list":
-		recs, err := keys.ListKeys(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTIER\tEMAIL\tCREATED\tLAST USED\tLOOKUPS THIS PERIOD\tPAID UNTIL\tSTATUS")
-		for _, r := range recs {
-			tierName := string(r.Tier)
-			if r.ActiveTier(now) != r.Tier {
-				tierName += " (lapsed)"
-			}
-			lookups := "n/a"
-			if !r.LookupsAsOf.IsZero() {
-				lookups = fmt.Sprintf("%d (as of %s)", r.Lookups, r.LookupsAsOf.UTC().Format("2006-01-02 15:04:05Z"))
-			}
-			status := "active"
-			if r.IsRevoked() {
-				status = "revoked " + r.Revoked.UTC().Format("2006-01-02")
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, tierName, orDash(r.Email),
-				day(r.Created), day(r.LastUsed), lookups, paidDay(r.PaidUntil), status)
-		}
-		return tw.Flush()
-	case "revoke":
-		if err := keys.RevokeKey(ctx, pos[0]); err != nil {
-			return fmt.Errorf("cannot revoke %s: %w", pos[0], err)
-		}
-		fmt.Fprintf(m.Stdout, "revoked %s\n", pos[0])
-	case "set-tier":
-		t, err := access.ParseTier(pos[1])
-		if err != nil {
-			return usageError{err}
-		}
-		if t != access.Paid && !until.IsZero() {
-			return usageError{fmt.Errorf("--paid-until is for paid keys; leave it out, or set the tier paid")}
-		}
-		if err := keys.SetTier(ctx, pos[0], t, until); err != nil {
-			return fmt.Errorf("cannot set the tier of %s: %w", pos[0], err)
-		}
-		fmt.Fprintf(m.Stdout, "%s is now %s\n", pos[0], t)
-		if t == access.Paid {
-			warnPaid(pos[0])
-		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, tierName, orDash(r.Email),
+			day(r.Created), day(r.LastUsed), lookups, paidDay(r.PaidUntil), status)
+	}
+	return tw.Flush()
+}
+
+func (m *Main) keysRevoke(ctx context.Context, keys keyRegistry, c *keysCommand) error {
+	id := c.pos[0]
+	if err := keys.RevokeKey(ctx, id); err != nil {
+		return fmt.Errorf("cannot revoke %s: %w", id, err)
+	}
+	fmt.Fprintf(m.Stdout, "revoked %s\n", id)
+	return nil
+}
+
+func (m *Main) keysSetTier(ctx context.Context, keys keyRegistry, c *keysCommand) error {
+	id := c.pos[0]
+	t, err := access.ParseTier(c.pos[1])
+	if err != nil {
+		return usageError{err}
+	}
+	if t != access.Paid && !c.until.IsZero() {
+		return usageError{fmt.Errorf("--paid-until is for paid keys; leave it out, or set the tier paid")}
+	}
+	if err := keys.SetTier(ctx, id, t, c.until); err != nil {
+		return fmt.Errorf("cannot set the tier of %s: %w", id, err)
+	}
+	fmt.Fprintf(m.Stdout, "%s is now %s\n", id, t)
+	if t == access.Paid {
+		m.warnPaid(c, id)
 	}
 	return nil
 }

@@ -122,6 +122,8 @@ func TestRedisAccess(t *testing.T) {
 		}
 	})
 
+	t.Run("SecondServerOnFolder", func(t *testing.T) { env.testSecondServerOnFolder(t, rd) })
+
 	t.Run("KillLosesNothing", func(t *testing.T) {
 		victim := env.start(t, env.fresh(t), "--access", rd.URL(), "--trusted-proxy", "127.0.0.1/32")
 		xff := []string{"X-Forwarded-For", "198.51.100.2"}

@@ -21,6 +21,7 @@ import (
 	"github.com/kwdata/kwdata/serve/access"
 	"github.com/kwdata/kwdata/serve/billing"
 	"github.com/kwdata/kwdata/serve/mail"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // serveConfig is what serve and demo share.
@@ -62,6 +63,9 @@ type serveConfig struct {
 	// access is the Redis URL of a shared access store. Default (empty):
 	// the embedded store in <data>/access.
 	access string
+	// lockHeld says the caller holds the server lock of data already
+	// (demo takes it before its stages); serve takes it otherwise.
+	lockHeld bool
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
@@ -166,14 +170,20 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 // the command line (and so in the process list).
 const smtpPasswordEnv = "KWDATA_SMTP_PASSWORD"
 
+
 // serve opens the index store, answers HTTP on cfg.addr until ctx is done,
 // and reloads the index on SIGHUP.
 func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
-	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{
-		Logger: m.Logger.With("component", "index"), CacheBytes: int64(cfg.cacheMB) << 20,
-	})
+	if !cfg.lockHeld {
+		release, err := m.lockServer(cfg.data)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	store, err := m.openIndexStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("cannot open the index: %w", err)
+		return err
 	}
 	defer store.Close()
 	// One registry, so GET /metrics shows the index and the access tiers
@@ -185,10 +195,65 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 			return err
 		}
 	}
+	defer m.reloadOnSIGHUP(ctx, store, sync)()
+	m.registerIndexMetrics(reg, store, cfg.data)
+	acc, closeAccess, err := m.openServeAccess(ctx, cfg, reg)
+	if err != nil {
+		return err
+	}
+	// serve.Serve returns only after in-flight requests have drained, so
+	// closing the access store after it flushes every lookup counted.
+	defer closeAccess()
+	ln := cfg.listener
+	if ln == nil {
+		if ln, err = listen(cfg.addr); err != nil {
+			return err
+		}
+	}
+	if cfg.publicURL == "" {
+		cfg.publicURL = defaultPublicURL(ln.Addr())
+	}
+	cfg.mailer = m.signupMailer(cfg.mailer, acc.registrar)
+	bill, err := m.openBilling(cfg, acc.accounts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	h := serve.New(serve.Options{
+		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
+		Access: acc.adapter, Registrar: acc.registrar, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes, Now: m.now,
+	})
+	if cfg.pprof != "" {
+		_, stop, err := m.servePprof(cfg.pprof)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+	}
+	if cfg.ready != nil {
+		cfg.ready(ln.Addr().String())
+	}
+	return serve.Serve(ctx, ln, h, m.Logger.With("component", "http"))
+}
 
+// openIndexStore opens the store that serves the builds of cfg.data.
+func (m *Main) openIndexStore(ctx context.Context, cfg serveConfig) (*index.Store, error) {
+	store, err := index.OpenStore(ctx, cfg.data, index.StoreOptions{
+		Logger: m.Logger.With("component", "index"), CacheBytes: int64(cfg.cacheMB) << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the index: %w", err)
+	}
+	return store, nil
+}
+
+// reloadOnSIGHUP makes SIGHUP look for a new build at once (and ask the
+// bucket's syncer, if any, first) until ctx is done; stop ends it.
+func (m *Main) reloadOnSIGHUP(ctx context.Context, store *index.Store, sync *objstore.Syncer) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	go func() {
 		for {
 			select {
@@ -204,99 +269,91 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 			}
 		}
 	}()
+	return func() { signal.Stop(hup) }
+}
 
+// registerIndexMetrics adds the served build and the pipeline's last
+// success to reg.
+func (m *Main) registerIndexMetrics(reg prometheus.Registerer, store *index.Store, data string) {
 	reg.MustRegister(serve.IndexInfoCollector(store, index.FormatVersion))
 	// The run history of a pipeline sharing this data folder says when the
 	// last good run ended: a pipeline that stops succeeding shows here
 	// even while the served build is still young. 0 on a host without one.
 	reg.MustRegister(serve.PipelineLastSuccess(func() (time.Time, error) {
-		end, _, err := pipelines.LastSuccess(cfg.data)
+		end, _, err := pipelines.LastSuccess(data)
 		return end, err
 	}, nil, m.Logger.With("component", "metrics")))
-	var (
-		adapter   serve.Access
-		registrar serve.Registrar  // nil: no self-registration
-		accounts  billing.Accounts // nil: no billing
-	)
+}
+
+// serveAccess is what the server needs of its access store.
+type serveAccess struct {
+	adapter   serve.Access
+	registrar serve.Registrar  // nil: no self-registration
+	accounts  billing.Accounts // nil: no billing
+}
+
+// openServeAccess opens the access store: the shared one in Redis when
+// cfg.access names it, else the embedded one in <data>/access. closeAccess
+// flushes what it counted and closes it.
+func (m *Main) openServeAccess(ctx context.Context, cfg serveConfig, reg prometheus.Registerer) (acc serveAccess, closeAccess func(), err error) {
 	if cfg.access != "" {
 		rs, err := m.openRedisAccess(ctx, cfg.access, access.Options{
 			Logger: m.Logger.With("component", "access"), Metrics: access.NewMetrics(reg), Now: m.now,
 		})
 		if err != nil {
-			return err
+			return acc, nil, err
 		}
-		defer func() {
+		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
+		return serveAccess{accessAdapter{rs, m.now}, accessAdapter{rs, m.now}, billingAccounts{rs}}, func() {
 			if err := rs.Close(); err != nil {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
-		}()
-		adapter, registrar, accounts = accessAdapter{rs, m.now}, accessAdapter{rs, m.now}, billingAccounts{rs}
-		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
-	} else {
-		acc, err := access.Open(access.Options{
-			Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"), Now: m.now,
-			Metrics: access.NewMetrics(reg),
-		})
-		if err != nil {
-			return fmt.Errorf("cannot open the access store: %w", err)
-		}
-		// serve.Serve returns only after in-flight requests have drained, so
-		// this Close flushes every lookup the server counted.
-		defer func() {
-			if err := acc.Close(); err != nil {
-				m.Logger.Error("cannot flush the access counters", "err", err)
-			}
-		}()
-		adapter, registrar, accounts = accessAdapter{acc, m.now}, accessAdapter{acc, m.now}, acc
+		}, nil
 	}
-	ln := cfg.listener
-	if ln == nil {
-		if ln, err = listen(cfg.addr); err != nil {
-			return err
-		}
-	}
-	if cfg.publicURL == "" {
-		cfg.publicURL = defaultPublicURL(ln.Addr())
-	}
-	if registrar == nil {
-		cfg.mailer = nil
-	} else if cfg.mailer == nil {
-		m.Logger.Warn("no --smtp-url: sign-up codes are written to this log, not mailed")
-		cfg.mailer = serve.LogMailer{Logger: m.Logger.With("component", "mail")}
-	} else {
-		m.Logger.Info("sign-up codes are mailed", "smtp", cfg.mailer)
-	}
-	var bill serve.Billing
-	if cfg.stripe != nil {
-		opt := *cfg.stripe
-		opt.PublicURL, opt.Logger = strings.TrimSuffix(cfg.publicURL, "/"), m.Logger.With("component", "billing")
-		st, err := billing.New(opt, accounts)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("cannot set up billing: %w", err)
-		}
-		bill = st
-		m.Logger.Info("billing through Stripe", "price", opt.Price)
-	} else {
-		m.Logger.Info("no --stripe-price: billing is off; the paid tier comes from kwdata keys set-tier")
-	}
-	h := serve.New(serve.Options{
-		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: adapter, Registrar: registrar, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
-		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes, Now: m.now,
+	st, err := access.Open(access.Options{
+		Dir: accessDir(cfg.data), Logger: m.Logger.With("component", "access"), Now: m.now,
+		Metrics: access.NewMetrics(reg),
 	})
-	if cfg.pprof != "" {
-		_, stop, err := m.servePprof(cfg.pprof)
-		if err != nil {
-			ln.Close()
-			return err
+	if err != nil {
+		return acc, nil, fmt.Errorf("cannot open the access store: %w", err)
+	}
+	return serveAccess{accessAdapter{st, m.now}, accessAdapter{st, m.now}, st}, func() {
+		if err := st.Close(); err != nil {
+			m.Logger.Error("cannot flush the access counters", "err", err)
 		}
-		defer stop()
+	}, nil
+}
+
+// signupMailer is the mailer of sign-up codes: none without a registrar,
+// the log when no SMTP server is configured, else the configured one.
+func (m *Main) signupMailer(mailer serve.Mailer, registrar serve.Registrar) serve.Mailer {
+	switch {
+	case registrar == nil:
+		return nil
+	case mailer == nil:
+		m.Logger.Warn("no --smtp-url: sign-up codes are written to this log, not mailed")
+		return serve.LogMailer{Logger: m.Logger.With("component", "mail")}
+	default:
+		m.Logger.Info("sign-up codes are mailed", "smtp", mailer)
+		return mailer
 	}
-	if cfg.ready != nil {
-		cfg.ready(ln.Addr().String())
+}
+
+// openBilling sets up Stripe billing when cfg.stripe configures it; nil
+// (the billing endpoints answer 501) otherwise.
+func (m *Main) openBilling(cfg serveConfig, accounts billing.Accounts) (serve.Billing, error) {
+	if cfg.stripe == nil {
+		m.Logger.Info("no --stripe-price: billing is off; the paid tier comes from kwdata keys set-tier")
+		return nil, nil
 	}
-	return serve.Serve(ctx, ln, h, m.Logger.With("component", "http"))
+	opt := *cfg.stripe
+	opt.PublicURL, opt.Logger = strings.TrimSuffix(cfg.publicURL, "/"), m.Logger.With("component", "billing")
+	st, err := billing.New(opt, accounts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot set up billing: %w", err)
+	}
+	m.Logger.Info("billing through Stripe", "price", opt.Price)
+	return st, nil
 }
 
 // defaultPublicURL is the public URL of a server without --public-url:

@@ -75,6 +75,7 @@ func TestTiers(t *testing.T) {
 	t.Run("Parallel", env.testParallel)
 	t.Run("CleanRestart", env.testCleanRestart)
 	t.Run("CrashRestart", env.testCrashRestart)
+	t.Run("IdleAdminShutdown", env.testIdleAdminShutdown)
 	t.Run("Register", env.testRegister)
 	t.Run("Billing", env.testBilling)
 	t.Run("MCP", env.testMCP)

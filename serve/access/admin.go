@@ -100,6 +100,10 @@ type adminServer struct {
 	s  *Store
 	ln net.Listener
 	wg sync.WaitGroup
+
+	mu      sync.Mutex
+	closing bool                  // close has begun: no new connection is served
+	conns   map[net.Conn]struct{} // connections being served
 }
 
 // listenAdmin opens the admin socket. The caller holds the account
@@ -115,7 +119,7 @@ func (s *Store) listenAdmin() (*adminServer, error) {
 		ln.Close()
 		return nil, fmt.Errorf("cannot restrict the admin socket %s: %w", path, err)
 	}
-	a := &adminServer{s: s, ln: ln}
+	a := &adminServer{s: s, ln: ln, conns: make(map[net.Conn]struct{})}
 	a.wg.Add(1)
 	go a.serve()
 	return a, nil
@@ -128,27 +132,68 @@ func (a *adminServer) serve() {
 		if err != nil {
 			return // closed
 		}
+		// The deadline is set before close can see the connection, so
+		// that close's earlier read deadline is the one that stays.
+		c.SetDeadline(time.Now().Add(adminTimeout))
+		a.mu.Lock()
+		if a.closing {
+			a.mu.Unlock()
+			c.Close()
+			continue
+		}
+		a.conns[c] = struct{}{}
 		a.wg.Add(1)
+		a.mu.Unlock()
 		go func() {
 			defer a.wg.Done()
+			defer a.forget(c)
 			a.handle(c)
 		}()
 	}
 }
 
-// close stops accepting and waits for the commands in progress, so that
-// none is cut off by the database closing under it.
+func (a *adminServer) forget(c net.Conn) {
+	a.mu.Lock()
+	delete(a.conns, c)
+	a.mu.Unlock()
+}
+
+// stopping reports whether close has begun.
+func (a *adminServer) stopping() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closing
+}
+
+// close stops accepting, ends the connections still waiting for their
+// command, and waits for the commands in progress, so that none is cut
+// off by the database closing under it. A client that connects and sends
+// nothing would otherwise hold the shutdown for adminTimeout, past a
+// service manager's stop timeout, and the final flush of the counters
+// would never run.
 func (a *adminServer) close() {
 	a.ln.Close()
+	a.mu.Lock()
+	a.closing = true
+	now := time.Now()
+	for c := range a.conns {
+		// Only the command is read; a command already read runs on and
+		// its answer is still written.
+		c.SetReadDeadline(now)
+	}
+	a.mu.Unlock()
 	a.wg.Wait()
 }
 
 func (a *adminServer) handle(c net.Conn) {
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(adminTimeout))
 	var req adminRequest
 	if err := json.NewDecoder(io.LimitReader(c, 1<<16)).Decode(&req); err != nil {
-		json.NewEncoder(c).Encode(adminResponse{Error: "cannot read the command: " + err.Error()})
+		msg := "cannot read the command: " + err.Error()
+		if a.stopping() {
+			msg = "the server is stopping; run the command again once it is back, or with it stopped"
+		}
+		json.NewEncoder(c).Encode(adminResponse{Error: msg})
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
