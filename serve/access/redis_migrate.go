@@ -164,7 +164,7 @@ func copyKeys(ctx context.Context, k *Keys, w *migrateWriter, mailboxes map[stri
 // copyAccountEntries queues pending codes and billing state, as they are:
 // a code mailed before the move still works after it, a subscription's
 // events still find its account, and an event applied before is not
-// applied again.
+// applied again. Codes and event ids keep their lifetimes.
 func copyAccountEntries(ctx context.Context, k *Keys, w *migrateWriter, rep *MigrateReport) error {
 	for _, prefix := range []string{codePrefix, customerPrefix, subPrefix, eventPrefix} {
 		upper := []byte(prefix)
@@ -179,7 +179,13 @@ func copyAccountEntries(ctx context.Context, k *Keys, w *migrateWriter, rep *Mig
 				it.Close()
 				return fmt.Errorf("cannot read the account database: %w", err)
 			}
-			w.pipe.Set(ctx, redisName(string(it.Key())), bytes.Clone(v), 0)
+			name := redisName(string(it.Key()))
+			w.pipe.Set(ctx, name, bytes.Clone(v), 0)
+			// Codes and event ids end as they would have in the
+			// folder; one already past its end is not kept.
+			if at, ok := accountExpiry(string(it.Key()), v); ok {
+				w.pipe.PExpireAt(ctx, name, at)
+			}
 			rep.Accounts++
 			if err := w.flush(false); err != nil {
 				it.Close()

@@ -440,6 +440,12 @@ func TestMigrateToRedis(t *testing.T) {
 	if _, b, err := s.Account(ctx, paidKey); err != nil || b.Status != "past_due" || b.Customer != "cus_1" {
 		t.Errorf("billing after the migration: %+v, %v", b, err)
 	}
+	// Codes and event ids keep their end of life.
+	for _, name := range []string{redisName(codePrefix + "bo@example.com"), redisName(eventPrefix + "evt_checkout")} {
+		if ttl, err := s.rdb.PTTL(ctx, name).Result(); err != nil || ttl <= 0 {
+			t.Errorf("%s after the migration: TTL %v, %v; want one", name, ttl, err)
+		}
+	}
 	// A code mailed before the migration works after it.
 	if _, rec, err := s.VerifySignup(ctx, "bo@example.com", su.Code); err != nil || rec.Email != "bo@example.com" {
 		t.Errorf("a code mailed before the migration: %+v, %v", rec, err)

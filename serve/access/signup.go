@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -24,8 +25,14 @@ const (
 	// CodesPerMailboxPerDay bounds the codes mailed to one mailbox a UTC
 	// day, so the endpoint cannot be used to flood someone's inbox.
 	CodesPerMailboxPerDay = 5
-	codeDigits            = 6
-	codePrefix            = "c/" // c/<mailbox> -> JSON pendingCode
+	// CodeRecordLifetime is how long a mailbox's pending-code entry (the
+	// code's hash, its wrong attempts, the day's count of codes) is kept
+	// after its latest code expired: past the end of that code's UTC day,
+	// so the day's count holds, and no longer, so that the entries of
+	// everyone who ever asked for a code do not pile up.
+	CodeRecordLifetime = 2 * 24 * time.Hour
+	codeDigits         = 6
+	codePrefix         = "c/" // c/<mailbox> -> JSON pendingCode
 )
 
 // ErrCodeInvalid is returned by VerifySignup for a code that is wrong,
@@ -85,7 +92,49 @@ func (t *txn) putPending(mailbox string, p pendingCode) error {
 	if err != nil {
 		return err
 	}
-	return t.kv.set(codePrefix+mailbox, v)
+	if err := t.kv.set(codePrefix+mailbox, v); err != nil {
+		return err
+	}
+	t.expireAt(codePrefix+mailbox, p.Expires.Add(CodeRecordLifetime))
+	return nil
+}
+
+// expirer is a kvTx whose entries can be given an end of life (Redis's
+// PEXPIREAT). The embedded store has none: expireAccounts sweeps its
+// entries by the same rules (accountExpiry).
+type expirer interface {
+	expireAt(key string, at time.Time)
+}
+
+// expireAt ends the entry key, just written, at at, where the storage can.
+func (t *txn) expireAt(key string, at time.Time) {
+	if e, ok := t.kv.(expirer); ok {
+		e.expireAt(key, at)
+	}
+}
+
+// accountExpiry says when an entry of the account database may go: a
+// pending code CodeRecordLifetime after it expired, an applied billing
+// event AppliedEventLifetime after it was applied. ok is false for
+// entries that are kept (keys, mailboxes, billing links) and for values
+// it cannot read, which are kept too: losing one would be worse than
+// keeping it.
+func accountExpiry(key string, v []byte) (at time.Time, ok bool) {
+	switch {
+	case strings.HasPrefix(key, codePrefix):
+		var p pendingCode
+		if json.Unmarshal(v, &p) != nil || p.Expires.IsZero() {
+			return time.Time{}, false
+		}
+		return p.Expires.Add(CodeRecordLifetime), true
+	case strings.HasPrefix(key, eventPrefix):
+		applied, err := time.Parse(time.RFC3339, string(v))
+		if err != nil {
+			return time.Time{}, false
+		}
+		return applied.Add(AppliedEventLifetime), true
+	}
+	return time.Time{}, false
 }
 
 // StartSignup makes a new one-time code for email's mailbox, replacing any

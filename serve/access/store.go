@@ -1,6 +1,7 @@
 package access
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,6 +121,7 @@ func Open(opt Options) (s *Store, err error) {
 	if err := s.writeSnapshot(); err != nil {
 		s.log.Warn("cannot write usage snapshot", "err", err)
 	}
+	s.expireAccounts(opt.Now())
 	if s.admin, err = s.listenAdmin(); err != nil {
 		// Serving matters more than the command line: without the
 		// socket (a folder path too long for one, say), kwdata keys
@@ -365,6 +367,7 @@ func (s *Store) flush() error {
 	s.usageMu.Unlock()
 	if sweep {
 		s.evict(now)
+		s.expireAccounts(now)
 		s.sweptDay = day
 	}
 	if keysChanged || month != s.snapMonth {
@@ -374,6 +377,58 @@ func (s *Store) flush() error {
 		}
 	}
 	return nil
+}
+
+// expireAccounts deletes the entries of the account database whose
+// lifetime has ended at now (see accountExpiry): pending sign-up codes
+// and applied billing event ids. It runs at Open and once a UTC day.
+func (k *Keys) expireAccounts(ctx context.Context, now time.Time) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b := k.db.NewBatch()
+	defer b.Close()
+	n := 0
+	for _, prefix := range []string{codePrefix, eventPrefix} {
+		upper := []byte(prefix)
+		upper[len(upper)-1]++
+		it, err := k.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upper})
+		if err != nil {
+			return 0, fmt.Errorf("cannot read the account database: %w", err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				it.Close()
+				return 0, fmt.Errorf("cannot read the account database: %w", err)
+			}
+			if at, ok := accountExpiry(string(it.Key()), v); ok && !now.Before(at) {
+				_ = b.Delete(bytes.Clone(it.Key()), nil)
+				n++
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return 0, fmt.Errorf("cannot read the account database: %w", err)
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("cannot delete expired sign-up codes and billing event ids: %w", err)
+	}
+	return n, nil
+}
+
+// expireAccounts runs Keys.expireAccounts and logs what it did.
+func (s *Store) expireAccounts(now time.Time) {
+	n, err := s.keys.expireAccounts(context.Background(), now)
+	if err != nil {
+		s.log.Error("cannot delete expired sign-up codes and billing event ids; will retry tomorrow", "err", err)
+		return
+	}
+	if n > 0 {
+		s.log.Info("deleted expired sign-up codes and billing event ids", "entries", n)
+	}
 }
 
 // redirty marks the counters of a failed flush as changed again.
