@@ -191,9 +191,11 @@ func (s *RedisStore) update(ctx context.Context, fn func(t *txn) error) error {
 	return fmt.Errorf("cannot change the account: other servers changed it %d times in a row; try again", redisTxAttempts)
 }
 
-func (s *RedisStore) reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error) {
-	return s.reserveCounter(ctx, ckey{kind: kindReg, addr: GroupAddr(client)}, s.opt.Now(), 1,
-		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, "count the sign-up", ErrTooManyRegistrations)
+func (s *RedisStore) reserveRegistration(ctx context.Context, client netip.Addr) (registration, error) {
+	now := s.opt.Now()
+	return reserveRegistration(s.opt, client, func(k ckey, limit int64) (*Reservation, error) {
+		return s.reserveCounter(ctx, k, now, 1, limit, policyRegistrations, "count the sign-up", ErrTooManyRegistrations)
+	})
 }
 
 // StartSignup makes a one-time code for email's mailbox; see

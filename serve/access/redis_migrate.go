@@ -233,7 +233,7 @@ func copyCounters(ctx context.Context, opt Options, w *migrateWriter, rep *Migra
 			continue
 		}
 		ck, ok := parseDBKey(cit.Key())
-		if !ok || ck.kind == kindReg || ck.window != ck.kind.window(now) {
+		if !ok || ck.kind == kindReg || ck.kind == kindRegNet || ck.window != ck.kind.window(now) {
 			continue
 		}
 		_, end := ck.kind.bounds(ck.window)

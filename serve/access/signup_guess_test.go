@@ -14,16 +14,16 @@ import (
 // for one mailbox for a year succeeds with a chance under 1 in 10,000.
 func TestSignupGuessOdds(t *testing.T) {
 	guesses := float64(CodeAttempts * CodesPerMailboxPerDay * 365)
-	if p := guesses / math.Pow10(codeDigits); p >= 1e-4 {
-		t.Errorf("%v guesses a year against %d-digit codes succeed with chance %.2g, want under 1e-4", guesses, codeDigits, p)
+	if p := guesses / math.Pow10(CodeDigits); p >= 1e-4 {
+		t.Errorf("%v guesses a year against %d-digit codes succeed with chance %.2g, want under 1e-4", guesses, CodeDigits, p)
 	}
-	if codeDigits < 6 || codeDigits > 10 {
-		t.Errorf("codes of %d digits; people and agents type 6 to 10", codeDigits)
+	if CodeDigits < 6 || CodeDigits > 10 {
+		t.Errorf("codes of %d digits; people and agents type 6 to 10", CodeDigits)
 	}
 	for range 100 {
 		c := newCode()
-		if _, err := strconv.ParseUint(c, 10, 64); err != nil || len(c) != codeDigits {
-			t.Fatalf("code %q is not %d digits", c, codeDigits)
+		if _, err := strconv.ParseUint(c, 10, 64); err != nil || len(c) != CodeDigits {
+			t.Fatalf("code %q is not %d digits", c, CodeDigits)
 		}
 	}
 }
@@ -50,7 +50,7 @@ func testSignupGuessesPerMailbox(t *testing.T, b backend) {
 		codes++
 		n, _ := strconv.ParseUint(su.Code, 10, 64)
 		for j := range CodeAttempts {
-			wrong := fmt.Sprintf("%0*d", codeDigits, (n+1+uint64(j))%uint64(math.Pow10(codeDigits)))
+			wrong := fmt.Sprintf("%0*d", CodeDigits, (n+1+uint64(j))%uint64(math.Pow10(CodeDigits)))
 			if _, _, err := s.VerifySignup(ctx, mailbox, wrong); !errors.Is(err, ErrCodeInvalid) {
 				t.Fatalf("guess %d: %v, want ErrCodeInvalid", j, err)
 			}

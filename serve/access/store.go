@@ -211,7 +211,7 @@ func (s *Store) usageOf(id string) *keyUsage {
 // deleteExpired removes day windows older than yesterday. Months are kept:
 // one counter per key and month is small, and it is the usage history.
 func (s *Store) deleteExpired(b *pebble.Batch, day int32) {
-	for _, kd := range []kind{kindAnon, kindReg} {
+	for _, kd := range []kind{kindAnon, kindReg, kindRegNet} {
 		p := kd.prefix()
 		_ = b.DeleteRange([]byte(p), []byte(p+kd.windowName(day-1)), nil)
 	}
@@ -488,7 +488,8 @@ func (s *Store) Close() error {
 // ErrInvalidEmail for an address that is not plain name@domain,
 // ErrEmailTaken if the email has an active key, and a *QuotaError wrapping
 // ErrTooManyRegistrations past RegistrationsPerAddressPerDay successful
-// registrations from one address (IPv6 by /64) in a UTC day.
+// registrations from one address (IPv6 by /64) or
+// RegistrationsPerNetworkPerDay from one IPv6 /48 in a UTC day.
 func (s *Store) Register(ctx context.Context, email string, client netip.Addr) (string, KeyRecord, error) {
 	if s.closed.Load() {
 		return "", KeyRecord{}, ErrClosed
@@ -497,17 +498,16 @@ func (s *Store) Register(ctx context.Context, email string, client netip.Addr) (
 	if err != nil {
 		return "", KeyRecord{}, err
 	}
-	res, err := s.reserve(ckey{kind: kindReg, addr: GroupAddr(client)}, s.opt.Now(), 1,
-		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, ErrTooManyRegistrations)
+	res, err := s.reserveRegistration(ctx, client)
 	if err != nil {
 		return "", KeyRecord{}, err
 	}
-	defer res.Cancel()
+	defer res.cancel()
 	key, rec, err := s.keys.create(ctx, Registered, email, time.Time{}, true)
 	if err != nil {
 		return "", KeyRecord{}, err
 	}
-	res.Commit(1, nil)
+	res.commit()
 	return key, rec, nil
 }
 
