@@ -614,7 +614,7 @@ var mcpTools = []*mcp.Tool{
 	{
 		Name:  "register_request_code",
 		Title: "Ask for a free API key",
-		Description: "First step of getting a free API key (500 lookups a month) for your user: mails a 6-digit one-time code " +
+		Description: "First step of getting a free API key (500 lookups a month) for your user: mails an 8-digit one-time code " +
 			"to the email address your user gives. Ask the user for the code from that mail (it works for 15 minutes), " +
 			"then call register_verify. The answer is the same whether or not the address already has a key; " +
 			"for one that has, the code gets a replacement key for the same account.",
@@ -631,7 +631,7 @@ var mcpTools = []*mcp.Tool{
 			"Give it to your user to keep, and send it as a Bearer token from then on.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"email":{"type":"string","format":"email","maxLength":254,"description":"The address the code was sent to."},` +
-			`"code":{"type":"string","maxLength":16,"description":"The 6 digits from the mail."}},` +
+			`"code":{"type":"string","maxLength":16,"description":"The 8 digits from the mail."}},` +
 			`"required":["email","code"],"additionalProperties":false}`),
 		OutputSchema: openAPISchema("RegisterResponse"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false), IdempotentHint: false, DestructiveHint: new(false)},
@@ -672,7 +672,7 @@ func (s *Server) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolR
 		return s.toolSignupFailure(call, err)
 	}
 	doc, err := json.Marshal(codeSentResponse{Status: "code_sent", Email: email, ExpiresIn: int64(codeTTL / time.Second),
-		Next: "Ask your user for the 6-digit code mailed to " + email + ", then call register_verify with it."})
+		Next: "Ask your user for the 8-digit code mailed to " + email + ", then call register_verify with it."})
 	if err != nil {
 		return nil, err
 	}

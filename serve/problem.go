@@ -67,7 +67,7 @@ var problems = map[string]problemInfo{
 	CodeBillingUnavailable:   {"Billing is not available", "This server takes no payments; the paid tier is granted by its operator (kwdata keys set-tier)."},
 	CodeNoSubscription:       {"No subscription", "This key's account has never subscribed to the paid tier; subscribe with POST /v1/billing/checkout first."},
 	CodeInvalidSignature:     {"Invalid webhook signature", "The event's Stripe-Signature does not match the configured webhook secret, or is too old. Nothing was changed."},
-	CodeInvalidCode:          {"Invalid sign-up code", "The code is wrong, used, expired (codes last 15 minutes) or was replaced by a newer one; after 5 wrong tries it stops working. Request a new code with POST /v1/register."},
+	CodeInvalidCode:          {"Invalid sign-up code", "The code is wrong, used, expired (codes last 15 minutes) or was replaced by a newer one; after 3 wrong tries it stops working. Request a new code with POST /v1/register."},
 	CodeMailUnavailable:      {"Mail cannot be sent", "The server could not send the sign-up code by mail just now. Retry in a few minutes."},
 	CodeRateLimited:          {"Too many requests", "Suggestions are free but limited per client address to 10 a second. Retry after the seconds in the Retry-After header."},
 }

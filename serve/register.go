@@ -205,7 +205,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusAccepted, codeSentResponse{
 		Status: "code_sent", Email: email, ExpiresIn: int64(codeTTL / time.Second),
-		Next: `POST /v1/register/verify {"email": "` + email + `", "code": "the 6 digits from the mail"}`,
+		Next: `POST /v1/register/verify {"email": "` + email + `", "code": "the 8 digits from the mail"}`,
 	})
 }
 
@@ -252,7 +252,7 @@ func (s *Server) handleRegisterVerify(w http.ResponseWriter, r *http.Request) er
 		return s.noRegistrar()
 	}
 	var req verifyRequest
-	if err := decodeJSONBody(r, &req, `{"email": "you@example.com", "code": "123456"}`); err != nil {
+	if err := decodeJSONBody(r, &req, `{"email": "you@example.com", "code": "12345678"}`); err != nil {
 		return err
 	}
 	email, err := checkEmail(req.Email)

@@ -275,7 +275,7 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 
 	r := a.do(t, "POST", "/v1/register", `{"email": "redis-1@example.com"}`, xff...)
 	tiersWantStatus(t, r, 202, "")
-	m := regexp.MustCompile(`Your kwdata code is (\d{6})`).FindStringSubmatch(mp.Last(t, "redis-1@example.com").Text)
+	m := regexp.MustCompile(`Your kwdata code is (\d{8})`).FindStringSubmatch(mp.Last(t, "redis-1@example.com").Text)
 	if m == nil {
 		t.Fatal("no code in the mail")
 	}

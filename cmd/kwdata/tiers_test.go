@@ -524,7 +524,7 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 		body, _ := json.Marshal(map[string]string{"email": email})
 		return s.do(t, "POST", "/v1/register", string(body))
 	}
-	codeRE := regexp.MustCompile(`Your kwdata code is (\d{6})`)
+	codeRE := regexp.MustCompile(`Your kwdata code is (\d{8})`)
 	codeFor := func(to string) (string, string) {
 		t.Helper()
 		msg := mp.Last(t, to)

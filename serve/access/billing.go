@@ -16,6 +16,13 @@ const (
 	eventPrefix    = "x/" // x/<event id> -> when it was applied
 )
 
+// AppliedEventLifetime is how long the id of an applied billing event is
+// remembered, so that the event is not applied twice. Stripe retries an
+// event for up to 3 days and lets an operator resend one for as long as
+// it keeps events (30 days); past that no copy of the event can arrive,
+// and the id goes.
+const AppliedEventLifetime = 35 * 24 * time.Hour
+
 // ErrUnknownAccount is returned by ApplyBilling for a change that names no
 // known account: a subscription of another product, or one whose checkout
 // event has not arrived yet.
@@ -100,6 +107,7 @@ func applyBilling(ctx context.Context, b accountBackend, eventID string, c Billi
 		if err := t.kv.set(eventPrefix+eventID, []byte(t.now.Format(time.RFC3339))); err != nil {
 			return err
 		}
+		t.expireAt(eventPrefix+eventID, t.now.Add(AppliedEventLifetime))
 		applied = true
 		if c.AccountID != "" && c.Subscription != "" && c.Subscription != sk.Subscription {
 			// A checkout: the account takes this subscription.

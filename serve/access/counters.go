@@ -23,7 +23,7 @@ const nShards = 64
 type ckey struct {
 	kind   kind
 	window int32
-	addr   netip.Addr // kindAnon, kindReg: grouped client address
+	addr   netip.Addr // kindAnon, kindReg: grouped client address; kindRegNet: its /48
 	id     string     // kindKey, kindPaid: key id
 }
 
@@ -55,7 +55,7 @@ func (s *Store) shard(k ckey) *shard {
 // contiguous and expired windows go in one range deletion.
 func dbKey(k ckey) []byte {
 	subject := k.id
-	if k.kind == kindAnon || k.kind == kindReg {
+	if k.kind.byAddr() {
 		subject = "-"
 		if k.addr.IsValid() {
 			subject = k.addr.String()
@@ -67,7 +67,7 @@ func dbKey(k ckey) []byte {
 // parseDBKey is the inverse of dbKey.
 func parseDBKey(b []byte) (ckey, bool) {
 	s := string(b)
-	for _, kd := range []kind{kindAnon, kindKey, kindPaid, kindReg} {
+	for _, kd := range []kind{kindAnon, kindKey, kindPaid, kindReg, kindRegNet} {
 		rest, ok := strings.CutPrefix(s, kd.prefix())
 		if !ok {
 			continue

@@ -103,10 +103,11 @@ const (
 type kind uint8
 
 const (
-	kindAnon kind = iota + 1 // anonymous lookups per address per day
-	kindKey                  // registered lookups per key per month
-	kindPaid                 // paid lookups per key per month (unlimited; for usage)
-	kindReg                  // registrations per address per day
+	kindAnon   kind = iota + 1 // anonymous lookups per address per day
+	kindKey                    // registered lookups per key per month
+	kindPaid                   // paid lookups per key per month (unlimited; for usage)
+	kindReg                    // registrations per address per day
+	kindRegNet                 // registrations per IPv6 /48 per day
 )
 
 // prefix is the counter database key prefix of a kind.
@@ -120,11 +121,17 @@ func (k kind) prefix() string {
 		return "paid/"
 	case kindReg:
 		return "reg/"
+	case kindRegNet:
+		return "reg48/"
 	}
 	panic("access: unknown counter kind")
 }
 
-func (k kind) daily() bool { return k == kindAnon || k == kindReg }
+func (k kind) daily() bool { return k == kindAnon || k == kindReg || k == kindRegNet }
+
+// byAddr reports whether the counters of k are per client address (or
+// network) rather than per key.
+func (k kind) byAddr() bool { return k == kindAnon || k == kindReg || k == kindRegNet }
 
 // window numbers the UTC day (days since 1970-01-01) or UTC calendar month
 // (year*12 + month-1) that t falls in.

@@ -29,6 +29,11 @@ type Options struct {
 	// makes (and keys Register issues) for one client address per UTC
 	// day. Default 3.
 	RegistrationsPerAddressPerDay int64
+	// RegistrationsPerNetworkPerDay is how many sign-up codes StartSignup
+	// makes (and keys Register issues) for all the /64s of one IPv6 /48
+	// per UTC day, so that a client holding a /48 (65,536 /64s) cannot
+	// multiply the per-address allowance. Default 10.
+	RegistrationsPerNetworkPerDay int64
 	// FlushInterval is how often changed counters are written to disk, and
 	// so the most counting a crash can lose. Default 1s.
 	FlushInterval time.Duration
@@ -56,6 +61,9 @@ func (o *Options) fill() {
 	}
 	if o.RegistrationsPerAddressPerDay <= 0 {
 		o.RegistrationsPerAddressPerDay = 3
+	}
+	if o.RegistrationsPerNetworkPerDay <= 0 {
+		o.RegistrationsPerNetworkPerDay = 10
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = time.Second

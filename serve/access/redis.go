@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,6 +143,13 @@ type RedisStore struct {
 	lastAt   int64
 	blindGen uint64
 	version  int64 // value of redisVersion the cache follows; under cacheMu
+	// highest is the highest value of redisVersion any read saw, and
+	// runID the run id of the Redis process the cache was filled from;
+	// under cacheMu. The version only grows, so a read below highest, or
+	// another run id, means Redis was restored from an older backup or
+	// lost its data: the whole cache goes (see wentBack).
+	highest int64
+	runID   string
 	// recheck: a subscription's version read failed; the next ping that
 	// Redis answers compares the version again. Under cacheMu.
 	recheck bool
@@ -258,12 +266,27 @@ func (s *RedisStore) listen() {
 }
 
 // checkVersion drops the cached records that may be stale when the version
-// key has moved since the cache last followed it.
+// key has moved since the cache last followed it, and every record when
+// the version went back or Redis is another process (a restart: its data
+// may be an older backup, or none).
 func (s *RedisStore) checkVersion() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	v, err := s.rdb.Get(ctx, redisVersion).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	var ver *redis.StringCmd
+	var info *redis.StringCmd
+	// Each command's own error is read below.
+	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		ver = p.Get(ctx, redisVersion)
+		info = p.Info(ctx, "server")
+		return nil
+	})
+	v, err := versionOf(ver)
+	if err == nil && info.Err() != nil {
+		// A managed Redis may refuse INFO; the version alone still
+		// tells a restore or a loss of data.
+		s.log.Debug("cannot read the Redis run id; comparing the key version only", "err", info.Err())
+	}
+	if err != nil {
 		// Redis went away again just after the subscription (it is being
 		// stopped, say): keep the cache, which serves the paid keys while
 		// Redis is down, and compare once Redis answers.
@@ -275,12 +298,20 @@ func (s *RedisStore) checkVersion() {
 	}
 	s.cacheMu.Lock()
 	s.recheck = false
-	if v != s.version {
+	id := runIDOf(info.Val())
+	restarted := id != "" && s.runID != "" && id != s.runID
+	if id != "" {
+		s.runID = id
+	}
+	switch {
+	case restarted:
+		s.dropAll(v, "Redis restarted (its run id changed)")
+	case s.wentBack(v):
+	case v != s.version:
 		// A record read at v or later saw every change up to v; any other
-		// may have missed one whose message was lost. A version that went
-		// back (Redis lost its data) trusts nothing.
+		// may have missed one whose message was lost.
 		for h, at := range s.readAt {
-			if at < v || v < s.version {
+			if at < v {
 				delete(s.known, h)
 				delete(s.readAt, h)
 			}
@@ -291,6 +322,57 @@ func (s *RedisStore) checkVersion() {
 		s.version = v
 	}
 	s.cacheMu.Unlock()
+}
+
+// versionOf reads the reply to a GET of redisVersion: 0 when Redis has
+// none (INCR counts from 0).
+func versionOf(cmd *redis.StringCmd) (int64, error) {
+	v, err := cmd.Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// runIDOf finds the run_id line of an INFO server reply; "" when there is
+// none.
+func runIDOf(info string) string {
+	for line := range strings.Lines(info) {
+		if id, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return strings.TrimSpace(id)
+		}
+	}
+	return ""
+}
+
+// wentBack notes that v was read from redisVersion. When v is below the
+// highest value read before, the data changed under the cache without
+// its changes (a restore from an older backup, an empty restart), so no
+// cached record can be trusted, whatever version it was read at: they
+// all go, and v becomes the highest. It reports whether that happened.
+// The caller holds cacheMu.
+func (s *RedisStore) wentBack(v int64) bool {
+	if v >= s.highest {
+		s.highest = v
+		return false
+	}
+	s.dropAll(v, fmt.Sprintf("the key version went back from %d to %d (Redis restored from an older backup, or its data lost)", s.highest, v))
+	return true
+}
+
+// dropAll empties the cache because of why, with the version key at v:
+// every key is read from Redis again on its next use, and reads in flight
+// are not kept. The caller holds cacheMu.
+func (s *RedisStore) dropAll(v int64, why string) {
+	s.log.Warn("dropped every cached key; each is read from Redis again on its next use", "why", why, "keys", len(s.known))
+	clear(s.known)
+	clear(s.readAt)
+	clear(s.unknown)
+	s.gen++
+	s.blindGen = s.gen
+	// The cache is empty, so it follows v: whatever it reads from now
+	// on was read at v or later.
+	s.highest, s.lastAt, s.version = v, v, v
 }
 
 // invalidate drops the cached record of one key (its hex hash), or of
@@ -305,13 +387,16 @@ func (s *RedisStore) invalidate(payload string) {
 	now := int64(-1)
 	if payload != redisAllChanged {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		if v, err := s.rdb.Get(ctx, redisVersion).Int64(); err == nil {
+		if v, err := versionOf(s.rdb.Get(ctx, redisVersion)); err == nil {
 			now = v
 		}
 		cancel()
 	}
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
+	if now >= 0 && s.wentBack(now) {
+		return
+	}
 	s.gen++
 	if payload == redisAllChanged || now < 0 {
 		s.blindGen = s.gen
@@ -336,7 +421,9 @@ func (s *RedisStore) invalidate(payload string) {
 	}
 }
 
-// watchHealth pings Redis every healthInterval, for Ready.
+// watchHealth reads the version key every healthInterval, for Ready, and
+// to notice a version that went back without a message: a restore done in
+// place after which no key changed yet.
 func (s *RedisStore) watchHealth() {
 	t := time.NewTicker(healthInterval)
 	defer t.Stop()
@@ -346,22 +433,28 @@ func (s *RedisStore) watchHealth() {
 			return
 		case <-t.C:
 		}
+		s.cacheMu.RLock()
+		gen := s.gen
+		s.cacheMu.RUnlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		err := s.rdb.Ping(ctx).Err()
+		v, err := versionOf(s.rdb.Get(ctx, redisVersion))
 		cancel()
-		if err == nil {
-			if s.health.Swap(nil) != nil {
-				s.log.Info("Redis answers again; counted lookups are served")
-			}
-			s.cacheMu.RLock()
-			recheck := s.recheck
-			s.cacheMu.RUnlock()
-			if recheck {
-				s.checkVersion()
-			}
+		if err != nil {
+			s.failed(err)
 			continue
 		}
-		s.failed(err)
+		if s.health.Swap(nil) != nil {
+			s.log.Info("Redis answers again; counted lookups are served")
+		}
+		s.cacheMu.Lock()
+		if s.gen == gen {
+			s.wentBack(v)
+		}
+		recheck := s.recheck
+		s.cacheMu.Unlock()
+		if recheck {
+			s.checkVersion()
+		}
 	}
 }
 
@@ -440,6 +533,11 @@ func (s *RedisStore) lookup(ctx context.Context, h keyHash) (KeyRecord, bool, er
 		return KeyRecord{}, false, s.unavailable("look up the API key", err)
 	}
 	s.cacheMu.Lock()
+	if s.gen == gen {
+		// A read that nothing overtook tells whether the version went
+		// back; an older one may predate a restore.
+		s.wentBack(max(at, 0))
+	}
 	if s.fresh(gen, at) {
 		if ok {
 			s.known[h], s.readAt[h] = sk.record(), at

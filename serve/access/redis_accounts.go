@@ -51,8 +51,9 @@ type redisTx struct {
 }
 
 type redisWrite struct {
-	v   []byte
-	del bool
+	v     []byte
+	del   bool
+	until time.Time // when the entry expires; zero: never
 }
 
 func (x *redisTx) get(key string) ([]byte, bool, error) {
@@ -96,6 +97,15 @@ func (x *redisTx) del(key string) error {
 	return nil
 }
 
+// expireAt gives the entry key, written in this transaction, its end of
+// life.
+func (x *redisTx) expireAt(key string, at time.Time) {
+	if w, ok := x.writes[key]; ok && !w.del {
+		w.until = at
+		x.writes[key] = w
+	}
+}
+
 func (x *redisTx) keyChanged(h keyHash, sk *storedKey) {
 	if _, ok := x.keys[h]; !ok {
 		x.hashes = append(x.hashes, h)
@@ -130,6 +140,11 @@ func (x *redisTx) commit() error {
 				p.Set(x.ctx, redisName(key), hex.EncodeToString(w.v), 0)
 			default:
 				p.Set(x.ctx, redisName(key), w.v, 0)
+				if !w.until.IsZero() {
+					// PEXPIREAT rather than SET's PXAT, which needs
+					// Redis 6.2.
+					p.PExpireAt(x.ctx, redisName(key), w.until)
+				}
 			}
 		}
 		for _, h := range x.hashes {
@@ -176,9 +191,11 @@ func (s *RedisStore) update(ctx context.Context, fn func(t *txn) error) error {
 	return fmt.Errorf("cannot change the account: other servers changed it %d times in a row; try again", redisTxAttempts)
 }
 
-func (s *RedisStore) reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error) {
-	return s.reserveCounter(ctx, ckey{kind: kindReg, addr: GroupAddr(client)}, s.opt.Now(), 1,
-		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, "count the sign-up", ErrTooManyRegistrations)
+func (s *RedisStore) reserveRegistration(ctx context.Context, client netip.Addr) (registration, error) {
+	now := s.opt.Now()
+	return reserveRegistration(s.opt, client, func(k ckey, limit int64) (*Reservation, error) {
+		return s.reserveCounter(ctx, k, now, 1, limit, policyRegistrations, "count the sign-up", ErrTooManyRegistrations)
+	})
 }
 
 // StartSignup makes a one-time code for email's mailbox; see

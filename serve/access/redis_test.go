@@ -22,7 +22,10 @@ func openRedisStores(tb testing.TB, rd *testservers.Redis, n int, opt Options) [
 	tb.Helper()
 	var stores []*RedisStore
 	for range n {
-		s, err := OpenRedis(context.Background(), RedisOptions{URL: rd.URL(), Timeout: 300 * time.Millisecond}, opt)
+		// A stopped Redis refuses connections at once, so the timeout
+		// only bounds a Redis that is slow to answer: hundreds of
+		// requests at once on a loaded machine, not a fault under test.
+		s, err := OpenRedis(context.Background(), RedisOptions{URL: rd.URL(), Timeout: 2 * time.Second}, opt)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -454,6 +457,12 @@ func TestMigrateToRedis(t *testing.T) {
 	}
 	if _, b, err := s.Account(ctx, paidKey); err != nil || b.Status != "past_due" || b.Customer != "cus_1" {
 		t.Errorf("billing after the migration: %+v, %v", b, err)
+	}
+	// Codes and event ids keep their end of life.
+	for _, name := range []string{redisName(codePrefix + "bo@example.com"), redisName(eventPrefix + "evt_checkout")} {
+		if ttl, err := s.rdb.PTTL(ctx, name).Result(); err != nil || ttl <= 0 {
+			t.Errorf("%s after the migration: TTL %v, %v; want one", name, ttl, err)
+		}
 	}
 	// A code mailed before the migration works after it.
 	if _, rec, err := s.VerifySignup(ctx, "bo@example.com", su.Code); err != nil || rec.Email != "bo@example.com" {

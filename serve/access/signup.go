@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -18,14 +19,28 @@ import (
 const (
 	// CodeTTL is how long a sign-up code can be used.
 	CodeTTL = 15 * time.Minute
-	// CodeAttempts is how many wrong codes a mailbox's pending code
-	// survives; the next wrong one discards it.
-	CodeAttempts = 5
+	// CodeAttempts is how many codes may be tried against a mailbox's
+	// pending code, whoever tries them: the wrong one that reaches it
+	// discards the code.
+	CodeAttempts = 3
 	// CodesPerMailboxPerDay bounds the codes mailed to one mailbox a UTC
-	// day, so the endpoint cannot be used to flood someone's inbox.
+	// day, whatever the client address, so the endpoint cannot be used to
+	// flood someone's inbox.
 	CodesPerMailboxPerDay = 5
-	codeDigits            = 6
-	codePrefix            = "c/" // c/<mailbox> -> JSON pendingCode
+	// CodeDigits is the length of a code, digits only. With CodeAttempts
+	// and CodesPerMailboxPerDay it bounds the chance that someone who
+	// guesses codes takes over one given mailbox (a verified code replaces
+	// the mailbox's key) in a year: CodeAttempts × CodesPerMailboxPerDay ×
+	// 365 guesses, each right with chance 1/10^CodeDigits, so 3 × 5 × 365
+	// / 10^8 = 5,475 / 100,000,000, about 1 in 18,000.
+	CodeDigits = 8
+	// CodeRecordLifetime is how long a mailbox's pending-code entry (the
+	// code's hash, its wrong attempts, the day's count of codes) is kept
+	// after its latest code expired: past the end of that code's UTC day,
+	// so the day's count holds, and no longer, so that the entries of
+	// everyone who ever asked for a code do not pile up.
+	CodeRecordLifetime = 2 * 24 * time.Hour
+	codePrefix         = "c/" // c/<mailbox> -> JSON pendingCode
 )
 
 // ErrCodeInvalid is returned by VerifySignup for a code that is wrong,
@@ -63,9 +78,12 @@ func codeHash(mailbox, code string) []byte {
 	return h[:]
 }
 
+// codeSpace is 10^CodeDigits, the number of possible codes.
+var codeSpace = new(big.Int).Exp(big.NewInt(10), big.NewInt(CodeDigits), nil)
+
 func newCode() string {
-	n, _ := rand.Int(rand.Reader, big.NewInt(1_000_000))
-	return fmt.Sprintf("%0*d", codeDigits, n)
+	n, _ := rand.Int(rand.Reader, codeSpace)
+	return fmt.Sprintf("%0*d", CodeDigits, n)
 }
 
 func (t *txn) pending(mailbox string) (pendingCode, bool, error) {
@@ -85,15 +103,58 @@ func (t *txn) putPending(mailbox string, p pendingCode) error {
 	if err != nil {
 		return err
 	}
-	return t.kv.set(codePrefix+mailbox, v)
+	if err := t.kv.set(codePrefix+mailbox, v); err != nil {
+		return err
+	}
+	t.expireAt(codePrefix+mailbox, p.Expires.Add(CodeRecordLifetime))
+	return nil
+}
+
+// expirer is a kvTx whose entries can be given an end of life (Redis's
+// PEXPIREAT). The embedded store has none: expireAccounts sweeps its
+// entries by the same rules (accountExpiry).
+type expirer interface {
+	expireAt(key string, at time.Time)
+}
+
+// expireAt ends the entry key, just written, at at, where the storage can.
+func (t *txn) expireAt(key string, at time.Time) {
+	if e, ok := t.kv.(expirer); ok {
+		e.expireAt(key, at)
+	}
+}
+
+// accountExpiry says when an entry of the account database may go: a
+// pending code CodeRecordLifetime after it expired, an applied billing
+// event AppliedEventLifetime after it was applied. ok is false for
+// entries that are kept (keys, mailboxes, billing links) and for values
+// it cannot read, which are kept too: losing one would be worse than
+// keeping it.
+func accountExpiry(key string, v []byte) (at time.Time, ok bool) {
+	switch {
+	case strings.HasPrefix(key, codePrefix):
+		var p pendingCode
+		if json.Unmarshal(v, &p) != nil || p.Expires.IsZero() {
+			return time.Time{}, false
+		}
+		return p.Expires.Add(CodeRecordLifetime), true
+	case strings.HasPrefix(key, eventPrefix):
+		applied, err := time.Parse(time.RFC3339, string(v))
+		if err != nil {
+			return time.Time{}, false
+		}
+		return applied.Add(AppliedEventLifetime), true
+	}
+	return time.Time{}, false
 }
 
 // StartSignup makes a new one-time code for email's mailbox, replacing any
 // earlier one, and returns it to be mailed. It refuses an invalid address
 // (ErrInvalidEmail) and, with a *QuotaError wrapping
 // ErrTooManyRegistrations, more than RegistrationsPerAddressPerDay codes
-// from one client address (IPv6 by /64) or CodesPerMailboxPerDay to one
-// mailbox in a UTC day. A mailbox that holds a key gets a code too (see
+// from one client address (IPv6 by /64), RegistrationsPerNetworkPerDay
+// from one IPv6 /48, or CodesPerMailboxPerDay to one mailbox in a UTC
+// day. A mailbox that holds a key gets a code too (see
 // Signup.Replaces).
 func (s *Store) StartSignup(ctx context.Context, email string, client netip.Addr) (Signup, error) {
 	if s.closed.Load() {
@@ -109,17 +170,66 @@ type accountBackend interface {
 	// none (fn may run more than once; each run starts afresh).
 	updater
 	// reserveRegistration takes one of the day's sign-ups of client's
-	// address group (RegistrationsPerAddressPerDay).
-	reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error)
+	// address group and, for IPv6, of its /48.
+	reserveRegistration(ctx context.Context, client netip.Addr) (registration, error)
+}
+
+// registration is one sign-up taken from the allowances of a client's
+// address and network: one Reservation each.
+type registration []*Reservation
+
+func (r registration) commit() {
+	for _, res := range r {
+		res.Commit(1, nil)
+	}
+}
+
+func (r registration) cancel() {
+	for _, res := range r {
+		res.Cancel()
+	}
+}
+
+// reserveRegistration takes one sign-up from client's address group
+// (RegistrationsPerAddressPerDay) and, for an IPv6 client, from its /48
+// (RegistrationsPerNetworkPerDay), all or nothing, with reserve.
+func reserveRegistration(opt Options, client netip.Addr, reserve func(k ckey, limit int64) (*Reservation, error)) (registration, error) {
+	a, err := reserve(ckey{kind: kindReg, addr: GroupAddr(client)}, opt.RegistrationsPerAddressPerDay)
+	if err != nil {
+		return nil, err
+	}
+	network, ok := networkOf(client)
+	if !ok {
+		return registration{a}, nil
+	}
+	b, err := reserve(ckey{kind: kindRegNet, addr: network}, opt.RegistrationsPerNetworkPerDay)
+	if err != nil {
+		a.Cancel()
+		return nil, err
+	}
+	return registration{a, b}, nil
+}
+
+// networkOf returns the /48 of an IPv6 client, the block one site is
+// given; false for IPv4.
+func networkOf(client netip.Addr) (netip.Addr, bool) {
+	a := client.Unmap().WithZone("")
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	p, _ := a.Prefix(48)
+	return p.Addr(), true
 }
 
 func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	return s.keys.update(ctx, fn)
 }
 
-func (s *Store) reserveRegistration(ctx context.Context, client netip.Addr) (*Reservation, error) {
-	return s.reserve(ckey{kind: kindReg, addr: GroupAddr(client)}, s.opt.Now(), 1,
-		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, ErrTooManyRegistrations)
+func (s *Store) reserveRegistration(_ context.Context, client netip.Addr) (registration, error) {
+	now := s.opt.Now()
+	return reserveRegistration(s.opt, client, func(k ckey, limit int64) (*Reservation, error) {
+		return s.reserve(k, now, 1, limit, policyRegistrations, ErrTooManyRegistrations)
+	})
 }
 
 func startSignup(ctx context.Context, b accountBackend, email string, client netip.Addr) (Signup, error) {
@@ -131,7 +241,7 @@ func startSignup(ctx context.Context, b accountBackend, email string, client net
 	if err != nil {
 		return Signup{}, err
 	}
-	defer res.Cancel()
+	defer res.cancel()
 	mb := FoldEmail(email)
 	su := Signup{Email: email, Code: newCode()}
 	err = b.update(ctx, func(t *txn) error {
@@ -160,7 +270,7 @@ func startSignup(ctx context.Context, b accountBackend, email string, client net
 	if err != nil {
 		return Signup{}, err
 	}
-	res.Commit(1, nil)
+	res.commit()
 	return su, nil
 }
 

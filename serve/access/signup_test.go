@@ -21,12 +21,12 @@ func testSignup(t *testing.T, b backend) {
 	clk, open := b.start(t)
 	s := open()
 	su := mustStart(t, s, "Ann+kwdata@Example.com")
-	if len(su.Code) != 6 || su.Replaces || su.Email != "ann+kwdata@example.com" || !su.Expires.Equal(clk.Now().Add(CodeTTL)) {
+	if len(su.Code) != CodeDigits || su.Replaces || su.Email != "ann+kwdata@example.com" || !su.Expires.Equal(clk.Now().Add(CodeTTL)) {
 		t.Fatalf("signup = %+v", su)
 	}
-	wrong := "000000"
+	wrong := "00000000"
 	if su.Code == wrong {
-		wrong = "111111"
+		wrong = "11111111"
 	}
 	if _, _, err := s.VerifySignup(ctx, "ann+kwdata@example.com", wrong); !errors.Is(err, ErrCodeInvalid) {
 		t.Errorf("wrong code: %v, want ErrCodeInvalid", err)
@@ -87,9 +87,9 @@ func testSignupCodeLimits(t *testing.T, b backend) {
 	// Attempts: the right code after CodeAttempts wrong ones is refused,
 	// across a restart.
 	su = mustStart(t, s, "try@example.com")
-	wrong := "999999"
+	wrong := "99999999"
 	if su.Code == wrong {
-		wrong = "888888"
+		wrong = "88888888"
 	}
 	for range CodeAttempts - 1 {
 		if _, _, err := s.VerifySignup(ctx, "try@example.com", wrong); !errors.Is(err, ErrCodeInvalid) {

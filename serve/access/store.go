@@ -1,6 +1,7 @@
 package access
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,6 +122,7 @@ func Open(opt Options) (s *Store, err error) {
 	if err := s.writeSnapshot(); err != nil {
 		s.log.Warn("cannot write usage snapshot", "err", err)
 	}
+	s.expireAccounts(opt.Now())
 	if s.admin, err = s.listenAdmin(); err != nil {
 		// Serving matters more than the command line: without the
 		// socket (a folder path too long for one, say), kwdata keys
@@ -210,7 +212,7 @@ func (s *Store) usageOf(id string) *keyUsage {
 // deleteExpired removes day windows older than yesterday. Months are kept:
 // one counter per key and month is small, and it is the usage history.
 func (s *Store) deleteExpired(b *pebble.Batch, day int32) {
-	for _, kd := range []kind{kindAnon, kindReg} {
+	for _, kd := range []kind{kindAnon, kindReg, kindRegNet} {
 		p := kd.prefix()
 		_ = b.DeleteRange([]byte(p), []byte(p+kd.windowName(day-1)), nil)
 	}
@@ -367,6 +369,7 @@ func (s *Store) flush() error {
 	s.usageMu.Unlock()
 	if sweep {
 		s.evict(now)
+		s.expireAccounts(now)
 		s.sweptDay = day
 	}
 	if keysChanged || month != s.snapMonth {
@@ -376,6 +379,58 @@ func (s *Store) flush() error {
 		}
 	}
 	return nil
+}
+
+// expireAccounts deletes the entries of the account database whose
+// lifetime has ended at now (see accountExpiry): pending sign-up codes
+// and applied billing event ids. It runs at Open and once a UTC day.
+func (k *Keys) expireAccounts(ctx context.Context, now time.Time) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b := k.db.NewBatch()
+	defer b.Close()
+	n := 0
+	for _, prefix := range []string{codePrefix, eventPrefix} {
+		upper := []byte(prefix)
+		upper[len(upper)-1]++
+		it, err := k.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upper})
+		if err != nil {
+			return 0, fmt.Errorf("cannot read the account database: %w", err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				it.Close()
+				return 0, fmt.Errorf("cannot read the account database: %w", err)
+			}
+			if at, ok := accountExpiry(string(it.Key()), v); ok && !now.Before(at) {
+				_ = b.Delete(bytes.Clone(it.Key()), nil)
+				n++
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return 0, fmt.Errorf("cannot read the account database: %w", err)
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("cannot delete expired sign-up codes and billing event ids: %w", err)
+	}
+	return n, nil
+}
+
+// expireAccounts runs Keys.expireAccounts and logs what it did.
+func (s *Store) expireAccounts(now time.Time) {
+	n, err := s.keys.expireAccounts(context.Background(), now)
+	if err != nil {
+		s.log.Error("cannot delete expired sign-up codes and billing event ids; will retry tomorrow", "err", err)
+		return
+	}
+	if n > 0 {
+		s.log.Info("deleted expired sign-up codes and billing event ids", "entries", n)
+	}
 }
 
 // redirty marks the counters of a failed flush as changed again.
@@ -435,7 +490,8 @@ func (s *Store) Close() error {
 // ErrInvalidEmail for an address that is not plain name@domain,
 // ErrEmailTaken if the email has an active key, and a *QuotaError wrapping
 // ErrTooManyRegistrations past RegistrationsPerAddressPerDay successful
-// registrations from one address (IPv6 by /64) in a UTC day.
+// registrations from one address (IPv6 by /64) or
+// RegistrationsPerNetworkPerDay from one IPv6 /48 in a UTC day.
 func (s *Store) Register(ctx context.Context, email string, client netip.Addr) (string, KeyRecord, error) {
 	if s.closed.Load() {
 		return "", KeyRecord{}, ErrClosed
@@ -444,17 +500,16 @@ func (s *Store) Register(ctx context.Context, email string, client netip.Addr) (
 	if err != nil {
 		return "", KeyRecord{}, err
 	}
-	res, err := s.reserve(ckey{kind: kindReg, addr: GroupAddr(client)}, s.opt.Now(), 1,
-		s.opt.RegistrationsPerAddressPerDay, policyRegistrations, ErrTooManyRegistrations)
+	res, err := s.reserveRegistration(ctx, client)
 	if err != nil {
 		return "", KeyRecord{}, err
 	}
-	defer res.Cancel()
+	defer res.cancel()
 	key, rec, err := s.keys.create(ctx, Registered, email, time.Time{}, true)
 	if err != nil {
 		return "", KeyRecord{}, err
 	}
-	res.Commit(1, nil)
+	res.commit()
 	return key, rec, nil
 }
 
