@@ -170,7 +170,6 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 // the command line (and so in the process list).
 const smtpPasswordEnv = "KWDATA_SMTP_PASSWORD"
 
-
 // serve opens the index store, answers HTTP on cfg.addr until ctx is done,
 // and reloads the index on SIGHUP.
 func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
