@@ -72,6 +72,7 @@ type worker struct {
 	// a loose member keeps: the topic's URLs, the hubs and a few of the
 	// group's own pages.
 	looseEnd int
+	topicEnd int     // the topic's URLs are core[:topicEnd]
 	pooled   []int32 // pool URLs of the current SERP
 }
 
@@ -192,6 +193,7 @@ func (w *worker) buildCore(gi int32, g *group) {
 	h0, s0 := w.rng.IntN(len(cat)), w.rng.IntN(len(topicSections))
 	if r.pool != nil {
 		nt = 2 + nt%2 // the web's topics share fewer pages
+		w.topicEnd = nt
 	}
 	w.slug = appendSlug(w.slug[:0], t.plural)
 	tslug := string(w.slug)
@@ -288,7 +290,12 @@ func (w *worker) serpLine(b []byte, raw, text string) ([]byte, int) {
 		// Most members of a web group keep only part of its core and draw
 		// from the pool; the tight ones keep all of it.
 		if rng.Float64() >= webTight {
-			w.serp = w.serp[:w.looseEnd]
+			w.serp = w.serp[:0]
+			for i, e := range w.core[:w.looseEnd] {
+				if i >= w.topicEnd || rng.Float64() < webLooseTopic {
+					w.serp = append(w.serp, e)
+				}
+			}
 			pPool = webPoolDraw
 		}
 		rng.Shuffle(len(w.serp), func(i, j int) { w.serp[i], w.serp[j] = w.serp[j], w.serp[i] })

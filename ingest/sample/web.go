@@ -24,7 +24,8 @@ const (
 // The web shape's parameters, chosen so that `kwdata similarity` logs, at
 // 1M keywords, counters near those of a corpus of that shape generated
 // independently of this package: about 9 distinct URLs a keyword, 0.7
-// intent-group leaders a keyword, 0.45 same-intent pairs a keyword.
+// intent-group leaders a keyword, 0.45 same-intent pairs a keyword and a
+// light work (the sum of df² over non-hub URLs) of about 1e8.
 const (
 	// webTight is the share of a group's members that share its whole
 	// core (11 to 13 results) and so are same-intent with each other.
@@ -32,13 +33,17 @@ const (
 	// webLooseGroup is the number of the group's own pages that the other
 	// members keep, beside the topic's URLs and the core's hubs.
 	webLooseGroup = 2
+	// webLooseTopic is the chance that a loose member keeps each of its
+	// topic's URLs.
+	webLooseTopic = 0.5
 	// webPoolDraw is the share of a loose member's free slots filled from
 	// the mid-frequency pool; the rest are its own pages and hubs.
-	webPoolDraw = 0.4
+	webPoolDraw = 0.3
 	// webPoolPer is the number of keywords per URL of the pool, and
-	// webPoolExp the Zipf exponent of its popularity.
-	webPoolPer = 10
-	webPoolExp = 0.75
+	// webPoolExp the Zipf exponent of its popularity: a flat one, so that
+	// most pool URLs are in a few SERPs and the head in a few thousand.
+	webPoolPer = 2
+	webPoolExp = 0.5
 	minPool    = 1000
 )
 
