@@ -61,7 +61,8 @@ bench-similarity: build
 
 # The 10M-keyword case, once: about 30 GB of disk a shape under
 # KW_BENCH_DIR (default /tmp/kwdata-bench-10m, kept for re-runs) and 7 GiB
-# of memory; KW_BENCH_SHAPES=default measures one shape,
+# of memory; the shapes are default, tail and web (the heavy one, where
+# few keywords are cut early); KW_BENCH_SHAPES=web measures one shape,
 # KW_BENCH_LAKE=DIR reuses an ingested default-shape data folder.
 bench-similarity-10m: build
 	KW_BENCH_KEYWORDS=10000000 KW_BENCH_RUNS=$${KW_BENCH_RUNS:-1} \

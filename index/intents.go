@@ -33,7 +33,7 @@ func intentsCursor(ctx context.Context, data, country, date string) *cursor[kw.I
 			text []byte
 			offs [2][]uint32
 		)
-		err := lake.ScanTyped(ctx, data, kw.DatasetIntents, country, date, intentColumns, func(b *lake.TypedBatch) error {
+		err := lake.Scan(ctx, data, kw.DatasetIntents, country, date, intentColumns, lake.ScanOptions{}, func(b *lake.Batch) error {
 			var all [2]string
 			for j, col := range [2]int{intentKeyword, intentIntent} {
 				text, offs[j] = text[:0], append(offs[j][:0], 0)

@@ -67,7 +67,7 @@ type kwStream struct {
 // close.
 func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
 	return &kwStream{pipe: startPipe(kwChunksAhead, func(p *pipe[kwChunk]) error {
-		return lake.ScanTyped(ctx, data, kw.DatasetKeywords, country, date, kwColumns, func(b *lake.TypedBatch) error {
+		return lake.Scan(ctx, data, kw.DatasetKeywords, country, date, kwColumns, lake.ScanOptions{}, func(b *lake.Batch) error {
 			for from := 0; from < b.Rows; from += kwChunkRows {
 				c := p.reuse()
 				if c == nil {
@@ -85,7 +85,7 @@ func streamKeywords(ctx context.Context, data, country, date string) *kwStream {
 
 // fill makes c the records of rows [from, to) of batch b, sharing nothing
 // with it.
-func (c *kwChunk) fill(b *lake.TypedBatch, from, to int) {
+func (c *kwChunk) fill(b *lake.Batch, from, to int) {
 	n := to - from
 	clear(c.recs) // drop the strings of the chunk's last use
 	c.recs = grow(c.recs, n)[:n]
@@ -160,7 +160,7 @@ func (t *textColumn) at(i int) string { return t.all[t.offs[i]:t.offs[i+1]] }
 // texts copies values [from, to) of text column col of b into one string,
 // so that a chunk costs one allocation a column, not one a row; slot is
 // the chunk's scratch for the column, and at(i) is value from+i.
-func (c *kwChunk) texts(slot int, b *lake.TypedBatch, col, from, to int) *textColumn {
+func (c *kwChunk) texts(slot int, b *lake.Batch, col, from, to int) *textColumn {
 	t := &c.cols[slot]
 	c.text = c.text[:0]
 	t.offs = append(t.offs[:0], 0)

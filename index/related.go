@@ -51,7 +51,7 @@ const (
 )
 
 // appendRelatedColumns is appendRelated of row i of a related batch.
-func appendRelatedColumns(dst []byte, b *lake.TypedBatch, i int) []byte {
+func appendRelatedColumns(dst []byte, b *lake.Batch, i int) []byte {
 	rel := b.Bytes(relRelated, i)
 	dst = binary.AppendUvarint(dst, uint64(len(rel)))
 	dst = append(dst, rel...)
@@ -123,7 +123,7 @@ func produceRelated(ctx context.Context, p *pipe[relChunk], data, country, date 
 	}
 	// Columns, not rows: the rows' reconstruction allocated two strings and
 	// two numbers a row and took most of a build's time.
-	err := lake.ScanTyped(ctx, data, kw.DatasetRelated, country, date, relColumns, func(b *lake.TypedBatch) error {
+	err := lake.Scan(ctx, data, kw.DatasetRelated, country, date, relColumns, lake.ScanOptions{}, func(b *lake.Batch) error {
 		for i := 0; i < b.Rows; i++ {
 			keyword, rank := b.Bytes(relKeyword, i), b.Int32(relRank, i)
 			if open {

@@ -243,9 +243,15 @@ func quotaStopError(quota *googleads.QuotaExhaustedError, country string) error 
 		quota.BatchesDone, quota.BatchesTotal, country, when)
 }
 
-// keywordName reads only the keyword column of a partition.
-type keywordName struct {
-	Keyword string `parquet:"keyword"`
+// scanKeywordColumn hands fn the keyword column of a partition, row by
+// row, in the lake's order.
+func scanKeywordColumn(ctx context.Context, data, dataset, cc, date string, fn func(keyword string)) error {
+	return lake.Scan(ctx, data, dataset, cc, date, []string{"keyword"}, lake.ScanOptions{}, func(b *lake.Batch) error {
+		for r := range b.Rows {
+			fn(string(b.Bytes(0, r)))
+		}
+		return nil
+	})
 }
 
 // serpsFromDataForSEO refreshes at most budget SERPs of country and returns
@@ -261,11 +267,8 @@ func (s *Sources) serpsFromDataForSEO(ctx context.Context, opt SourcesOptions, c
 	// The universe is what has a keyword record on this date; each night
 	// refreshes the SERPs that are missing or oldest, within the budget.
 	var universe []string
-	err = lake.Scan(ctx, opt.Data, kw.DatasetKeywords, cc, opt.Date, func(b []keywordName) error {
-		for _, r := range b {
-			universe = append(universe, r.Keyword)
-		}
-		return nil
+	err = scanKeywordColumn(ctx, opt.Data, kw.DatasetKeywords, cc, opt.Date, func(k string) {
+		universe = append(universe, k)
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("cannot read the keywords of %s to choose SERPs to refresh: %w", country.Code, err)
@@ -332,11 +335,8 @@ func lastFetched(ctx context.Context, data, cc, date string) (map[string]time.Ti
 			continue
 		}
 		t, _ := time.Parse(kw.DateLayout, d)
-		err := lake.Scan(ctx, data, kw.DatasetSERPs, cc, d, func(b []keywordName) error {
-			for _, r := range b {
-				out[r.Keyword] = t
-			}
-			return nil
+		err := scanKeywordColumn(ctx, data, kw.DatasetSERPs, cc, d, func(k string) {
+			out[k] = t
 		})
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the SERPs of %s on %s: %w", cc, d, err)

@@ -40,7 +40,7 @@ const rowsPerFile = 8 * 1024 * 1024
 // Parquet reader decodes any level.
 var lakeZstd = &zstd.Codec{Level: zstd.SpeedFastest}
 
-// scanBatch is the number of rows Scan hands to its callback at a time.
+// scanBatch is the number of rows Read decodes at a time.
 const scanBatch = 64 * 1024
 
 // Writer writes one partition. Nothing is visible in the lake until Commit.
@@ -222,10 +222,12 @@ func WritePartition[T any](data, dataset, country, date string, rows []T) error 
 	return w.Commit()
 }
 
-// Read returns every row of a partition, in file order.
+// Read returns every row of a partition, in file order, as Go values:
+// the reflective reading that tests and small partitions want. Stages read
+// columns through Scan, which costs a fraction of it.
 func Read[T any](data, dataset, country, date string) ([]T, error) {
 	var out []T
-	err := Scan(context.Background(), data, dataset, country, date, func(batch []T) error {
+	err := scanRows(context.Background(), data, dataset, country, date, func(batch []T) error {
 		out = append(out, batch...)
 		return nil
 	})
@@ -278,9 +280,10 @@ func Rows(data, dataset, country, date string) (int64, error) {
 	return n, nil
 }
 
-// Scan streams the rows of a partition in file order to fn, in batches. The
-// batch slice is reused between calls; fn must copy what it keeps of it.
-func Scan[T any](ctx context.Context, data, dataset, country, date string, fn func(batch []T) error) error {
+// scanRows streams the rows of a partition in file order to fn, in
+// batches. The batch slice is reused between calls; fn must copy what it
+// keeps of it.
+func scanRows[T any](ctx context.Context, data, dataset, country, date string, fn func(batch []T) error) error {
 	files, err := partitionFiles(data, dataset, country, date)
 	if err != nil {
 		return err

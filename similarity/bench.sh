@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh BIN: the similarity stage's benchmark (make bench calls it).
 #
-# For each data shape of KW_BENCH_SHAPES (default "default tail"), generates
+# For each data shape of KW_BENCH_SHAPES (default "default tail web"), generates
 # KW_BENCH_KEYWORDS (default 1,000,000) sample keywords for us, ingests
 # them, and runs `kwdata similarity` KW_BENCH_RUNS (default 3) times under
 # /usr/bin/time -v, alternating with the baseline binary (B K B K ...), and
@@ -10,6 +10,12 @@
 #   default  kwdata sample as it is: about 5 new URLs a SERP.
 #   tail     kwdata sample --url-tail 9 --hub-skew 0.9: a long URL tail
 #            (about 9 new URLs a SERP) and heavier hubs.
+#   web      kwdata sample --shape web: the web's long tail, small intent
+#            groups and mid-frequency URLs shared across topics, where
+#            few keywords are cut early (the heavy shape).
+# Beside each shape's times it prints the counters `kwdata similarity`
+# logged in its last run (similarity prepared and computed), the figures
+# the sizing table in docs/OPERATIONS.md predicts a night's time from.
 # The baseline binary is KW_BENCH_BASE_BIN, or else kwdata built from the
 # git ref KW_BENCH_BASE_REF (default main) of this repository (git archive
 # into a temporary folder, go build); KW_BENCH_BASE_REF=none skips it.
@@ -39,7 +45,7 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 N=${KW_BENCH_KEYWORDS:-1000000}
 RUNS=${KW_BENCH_RUNS:-3}
 NB=${KW_BENCH_BRUTE_KEYWORDS:-20000}
-SHAPES=${KW_BENCH_SHAPES:-default tail}
+SHAPES=${KW_BENCH_SHAPES:-default tail web}
 DATE=2026-11-21
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -80,6 +86,7 @@ fi
 prepare() {
 	local shape=$1 d=$DIR/$1 flags=()
 	[[ $shape == tail ]] && flags=(--url-tail 9 --hub-skew 0.9)
+	[[ $shape == web ]] && flags=(--shape web)
 	if [[ $shape == default && -n "${KW_BENCH_LAKE:-}" ]]; then
 		if [[ ! -d "$d/data/lake/keywords/country=us/date=$DATE" ]]; then
 			rm -rf "$d/data"
@@ -105,6 +112,19 @@ prepare() {
 			exit 1
 		}
 	fi
+}
+
+# counters LOG: the similarity counters of one run's log, on one line.
+counters() {
+	awk '/similarity (prepared|computed)/ {
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] ~ /^(keywords|urls|hubs|hub_min_df|hub_groups|light_postings|light_work|cut_keywords|cut_postings|leaders|same_intent_pairs)$/) c[kv[1]] = kv[2]
+		}
+	} END {
+		printf "  counters: keywords %s, urls %s, hubs %s (df >= %s), hub groups %s, light postings %s, light work %s, cut keywords %s, cut postings %s, leaders %s, same-intent pairs %s\n",
+			c["keywords"], c["urls"], c["hubs"], c["hub_min_df"], c["hub_groups"], c["light_postings"], c["light_work"], c["cut_keywords"], c["cut_postings"], c["leaders"], c["same_intent_pairs"]
+	}' "$1"
 }
 
 # simrun SHAPE WHO BINARY I: one timed similarity run; prints "wall rss".
@@ -134,7 +154,7 @@ for shape in $SHAPES; do
 	R=$(printf '%s\n' "${kr[@]}" | median)
 	line=$(printf '%-44s %9ss %8d MiB %14s' "kwdata similarity, $shape shape" "$W" "$((R / 1024))" \
 		"$(awk -v n="$N" -v w="$W" 'BEGIN { printf "%.0f", n / w }')")
-	summary+=("$line")
+	summary+=("$line" "$(counters "$DIR/log.$shape.kwdata.$RUNS")")
 	if [[ -n "$BASE" ]]; then
 		BW=$(printf '%s\n' "${bw[@]}" | median)
 		BR=$(printf '%s\n' "${br[@]}" | median)

@@ -86,6 +86,9 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 		"keywords", e.n, "urls", c.nURL, "hubs", e.hubs, "hub_min_df", e.hubMinDF,
 		"hub_groups", len(e.gOff)-1, "light_postings", len(e.pKw), "light_work", e.lightWork,
 		"workers", opt.Workers, "elapsed", time.Since(start).Round(time.Millisecond))
+	for _, p := range e.phases {
+		log.Debug("similarity phase", "phase", p.name, "elapsed", p.elapsed.Round(time.Millisecond))
+	}
 	res := &result{e: e}
 	fwd, err := e.stream(ctx, func(rows []kw.RelatedRow) error {
 		res.relatedRows += len(rows)

@@ -200,8 +200,9 @@ func TestComputeMatchesBruteRealistic(t *testing.T) {
 	}
 }
 
-// TestComputeMatchesBruteShapes runs the oracle on both benchmark shapes
-// (the default and the long URL tail with heavier hubs) under hub
+// TestComputeMatchesBruteShapes runs the oracle on the benchmark shapes
+// (the default, the long URL tail with heavier hubs, and the web's small
+// groups with mid-frequency URLs shared across topics) under hub
 // cut-offs from none to most shared URLs.
 func TestComputeMatchesBruteShapes(t *testing.T) {
 	n := 2500
@@ -211,7 +212,7 @@ func TestComputeMatchesBruteShapes(t *testing.T) {
 	shapes := []struct {
 		name string
 		gen  func(uint64, int) ([]Keyword, [][]string)
-	}{{"default", realisticCorpus}, {"tail", tailCorpus}}
+	}{{"default", realisticCorpus}, {"tail", tailCorpus}, {"web", webCorpus}}
 	for _, sh := range shapes {
 		kws, serps := sh.gen(9, n)
 		wantRel, wantInt := Brute(kws, serps, Options{})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -96,22 +97,65 @@ type engine struct {
 	byText []uint32
 
 	hubs, hubMinDF int
-	lightWork      uint64 // Σ df² over light URLs
+	hubList        []uint32 // the hubs' URL ids (corpus ids), by bit
+	lightWork      uint64   // Σ df² over light URLs
+	phases         []enginePhase
 	// What the cut of the light pass saved, summed over the workers: the
 	// keywords whose walk stopped early and the postings left unwalked.
 	cutKeywords, cutPostings atomic.Uint64
 }
 
 // newEngine renumbers the corpus by rank and builds postings, masks and
-// groups. It rejects duplicate keyword texts.
+// groups, in the named phases below (Options.Logger gets the time of each
+// at debug level). It rejects duplicate keyword texts.
 func newEngine(c *corpus, opt Options) (*engine, error) {
 	n := len(c.kws)
 	if uint64(n) >= math.MaxUint32 {
 		return nil, fmt.Errorf("cannot compare %d keywords; at most 2³²-2", n)
 	}
 	e := &engine{opt: opt, n: n, kws: c.kws}
+	t := time.Now()
+	phase := func(name string) {
+		now := time.Now()
+		e.phases = append(e.phases, enginePhase{name, now.Sub(t)})
+		t = now
+	}
+	tpos, err := e.textOrder(c)
+	if err != nil {
+		return nil, err
+	}
+	phase("text order")
+	// The rank sort runs beside the URL statistics, which do not need it.
+	var ranked sync.WaitGroup
+	ranked.Go(func() { e.rankOrder(c, tpos) })
+	df := e.cutHubs(c)
+	phase("hub cut")
+	light := e.codeURLs(c, df)
+	phase("light codes")
+	ranked.Wait()
+	phase("rank order")
+	e.rankSpace(c)
+	e.lightSets(c, light)
+	phase("light sets")
+	e.postings()
+	phase("postings")
+	e.metas()
+	e.buildGroups()
+	phase("hub groups")
+	return e, nil
+}
 
-	// Text order (usually the input order already: the lake is sorted).
+// enginePhase is the time one phase of newEngine took.
+type enginePhase struct {
+	name    string
+	elapsed time.Duration
+}
+
+// textOrder fills e.byText with the input indexes in text order (usually
+// the input order already: the lake is sorted) and returns each input
+// index's position in it.
+func (e *engine) textOrder(c *corpus) ([]uint32, error) {
+	n := e.n
 	tpos := bigSlice[uint32](n) // input index -> position in text order
 	sorted := true
 	for i := 1; i < n; i++ {
@@ -135,30 +179,30 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	for p, i := range byTextIdx {
 		tpos[i] = uint32(p)
 	}
-	// Rank order: volume descending, then text ascending (tpos). The sort
-	// runs beside the URL statistics, which do not need it.
-	e.idx = bigSlice[uint32](n)
+	e.byText = byTextIdx // input indexes until rankSpace makes them ranks
+	return tpos, nil
+}
+
+// rankOrder fills e.idx with the input indexes in rank order: volume
+// descending, then text ascending (tpos).
+func (e *engine) rankOrder(c *corpus, tpos []uint32) {
+	e.idx = bigSlice[uint32](e.n)
 	for i := range e.idx {
 		e.idx[i] = uint32(i)
 	}
-	var ranked sync.WaitGroup
-	ranked.Go(func() {
-		slices.SortFunc(e.idx, func(a, b uint32) int {
-			if va, vb := rankVolume(c.kws[a].Volume), rankVolume(c.kws[b].Volume); va != vb {
-				return cmp.Compare(vb, va)
-			}
-			return cmp.Compare(tpos[a], tpos[b])
-		})
+	slices.SortFunc(e.idx, func(a, b uint32) int {
+		if va, vb := rankVolume(c.kws[a].Volume), rankVolume(c.kws[b].Volume); va != vb {
+			return cmp.Compare(vb, va)
+		}
+		return cmp.Compare(tpos[a], tpos[b])
 	})
+}
 
-	// Document frequencies and the hub cut.
-	df := bigSlice[uint32](c.nURL)
-	for _, u := range c.urls {
-		df[u]++
-	}
-	e.hubMinDF = opt.hubMinDF
-	if e.hubMinDF <= 0 {
-		e.hubMinDF = max(32, int(math.Sqrt(float64(n))/2))
+// hubCands returns the hub URLs: the at most maxHubs most frequent with
+// df at least e.hubMinDF.
+func (e *engine) hubCands(df []uint32) []uint32 {
+	if e.opt.maxHubs <= 0 {
+		return nil
 	}
 	var hubCands []uint32
 	for u, d := range df {
@@ -166,27 +210,43 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			hubCands = append(hubCands, uint32(u))
 		}
 	}
-	if opt.maxHubs > 0 {
-		slices.SortFunc(hubCands, func(a, b uint32) int {
-			if df[a] != df[b] {
-				return cmp.Compare(df[b], df[a])
-			}
-			return cmp.Compare(a, b)
-		})
-		hubCands = hubCands[:min(len(hubCands), opt.maxHubs)]
-	} else {
-		hubCands = nil
+	slices.SortFunc(hubCands, func(a, b uint32) int {
+		if df[a] != df[b] {
+			return cmp.Compare(df[b], df[a])
+		}
+		return cmp.Compare(a, b)
+	})
+	return hubCands[:min(len(hubCands), e.opt.maxHubs)]
+}
+
+// cutHubs counts the document frequencies and picks the hubs: e.hubs,
+// e.w, e.hubMinDF. It returns the df of every URL.
+func (e *engine) cutHubs(c *corpus) []uint32 {
+	df := bigSlice[uint32](c.nURL)
+	for _, u := range c.urls {
+		df[u]++
 	}
-	e.hubs = len(hubCands)
+	e.hubMinDF = e.opt.hubMinDF
+	if e.hubMinDF <= 0 {
+		e.hubMinDF = max(32, int(math.Sqrt(float64(e.n))/2))
+	}
+	e.hubList = e.hubCands(df)
+	e.hubs = len(e.hubList)
 	e.w = (e.hubs + 63) / 64
+	return df
+}
+
+// codeURLs turns the corpus's URL ids into codes in place: a hub's bit,
+// or e.hubs + its light id. Light ids are dense over non-hub URLs and
+// numbered by df ascending (a counting sort, ties by URL id), so that a
+// keyword's light URLs sorted by id are sorted rarest first, the order
+// the light pass walks them. It fills e.pOff and e.lightWork, and returns
+// each keyword's number of light URLs, by input index.
+func (e *engine) codeURLs(c *corpus, df []uint32) []uint32 {
 	hubs := uint32(e.hubs)
-	// code[u] is hub u's bit, or hubs + u's light id. Light ids are dense
-	// over non-hub URLs and numbered by df ascending (a counting sort, ties
-	// by URL id), so that a keyword's light URLs sorted by id are sorted
-	// rarest first, the order the light pass walks them. While numbering,
-	// code holds 1 + a hub's bit and 0 for a light URL.
+	// While numbering, code holds 1 + a hub's bit and 0 for a light URL.
 	code := bigSlice[uint32](c.nURL)
-	for b, u := range hubCands {
+	for b, u := range e.hubList {
 		code[u] = uint32(b) + 1
 	}
 	var dfCount []uint32
@@ -220,13 +280,11 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			code[u]--
 		}
 	}
-	df = nil
-	// The corpus's URL ids become codes in place, and each keyword's
-	// light URLs are counted on the way, in corpus order (sequential
-	// reads, beside the rank sort): the passes below then read each
-	// keyword's URLs and nothing else.
-	light := bigSlice[uint32](n) // by input index
-	split(opt.Workers, n, func(lo, hi int) {
+	// Each keyword's light URLs are counted on the way, in corpus order
+	// (sequential reads, beside the rank sort): the passes below then read
+	// each keyword's URLs and nothing else.
+	light := bigSlice[uint32](e.n) // by input index
+	split(e.opt.Workers, e.n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			us := c.urls[c.off[i]:c.off[i+1]]
 			nl := uint32(0)
@@ -240,29 +298,35 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			light[i] = nl
 		}
 	})
-	code = nil
-	ranked.Wait()
-	e.rank = bigSlice[uint32](n)
-	e.vol = bigSlice[uint64](n)
+	return light
+}
+
+// rankSpace fills e.rank and e.vol from e.idx, and turns e.byText into
+// ranks.
+func (e *engine) rankSpace(c *corpus) {
+	e.rank = bigSlice[uint32](e.n)
+	e.vol = bigSlice[uint64](e.n)
 	for r, i := range e.idx {
 		e.rank[i] = uint32(r)
 		e.vol[r] = smooth(c.kws[i].Volume)
 	}
-	e.byText = byTextIdx // reuse: convert to ranks in place
 	for p, i := range e.byText {
 		e.byText[p] = e.rank[i]
 	}
+}
 
-	// Light sets and masks in rank space: the offsets from the light
-	// counts, then each keyword's light ids sorted and its hub bits.
+// lightSets fills the light sets and masks in rank space: the offsets
+// from the light counts, then each keyword's light ids sorted and its hub
+// bits.
+func (e *engine) lightSets(c *corpus, light []uint32) {
+	n, hubs := e.n, uint32(e.hubs)
 	e.mask = bigSlice[uint64](n * e.w)
 	e.lOff = bigSlice[uint32](n + 1)
 	for r, i := range e.idx {
 		e.lOff[r+1] = e.lOff[r] + light[i]
 	}
-	light = nil
 	e.lURL = bigSlice[uint32](int(e.lOff[n]))
-	split(opt.Workers, n, func(lo, hi int) {
+	split(e.opt.Workers, n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			// A keyword's URLs, in corpus order, are a random read here.
 			if r+2*fillAhead < hi {
@@ -285,15 +349,19 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			slices.Sort(e.lURL[e.lOff[r]:p])
 		}
 	})
-	// Postings, filled in rank order so each list is sorted by rank. Each
-	// goroutine fills the lists of one range of light ids, about an equal
-	// share of the postings, and reads every keyword's list for them.
-	parts := postingParts(e.pOff, opt.Workers)
+}
+
+// postings fills the posting lists in rank order, so each list is sorted
+// by rank. Each goroutine fills the lists of one range of light ids,
+// about an equal share of the postings, and reads every keyword's list
+// for them.
+func (e *engine) postings() {
+	parts := postingParts(e.pOff, e.opt.Workers)
 	e.pKw = bigSlice[uint32](len(e.lURL))
 	parallel(len(parts)-1, func(p int) {
 		from, to := parts[p], parts[p+1]
 		fill := slices.Clone(e.pOff[from:to])
-		for r := range n {
+		for r := range e.n {
 			for _, l := range e.lURL[e.lOff[r]:e.lOff[r+1]] {
 				if l >= from && l < to {
 					e.pKw[fill[l-from]] = uint32(r)
@@ -302,16 +370,18 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 			}
 		}
 	})
-	e.meta = bigSlice[kmeta](n)
-	for r := range n {
+}
+
+// metas fills each keyword's kmeta: its log volume step and hub count.
+func (e *engine) metas() {
+	e.meta = bigSlice[kmeta](e.n)
+	for r := range e.n {
 		m := &e.meta[r]
 		m.lv = uint8(logVolSteps * math.Log2(float64(e.vol[r])))
 		if e.w > 0 {
 			m.hc = uint8(min(255, shared(e.mask[r*e.w:r*e.w+e.w], e.mask[r*e.w:r*e.w+e.w])))
 		}
 	}
-	e.buildGroups()
-	return e, nil
 }
 
 // fillAhead is how many keywords ahead the rank-order pass over the

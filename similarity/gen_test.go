@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // tieVolumes are volumes whose smoothed ratios tie often: 5 and 11 are as
@@ -91,6 +92,18 @@ func realisticCorpus(seed uint64, n int) ([]Keyword, [][]string) {
 type corpusShape struct {
 	groupURLs, hubDraws int
 	hubSkew             float64
+	// The web shape: tightOf10 members out of 10 share the group's URLs
+	// (0: three out of four, as before); the others keep looseGroupURLs
+	// of them and make poolDraws draws from a Zipf pool of mid-frequency
+	// URLs shared by every topic, one per 10 keywords.
+	tightOf10, looseGroupURLs, poolDraws int
+}
+
+// webCorpus is the heavy shape, small: most keywords share only a few
+// URLs with their group and a few mid-frequency URLs with keywords of
+// other topics, so intent groups are small and few keywords are cut early.
+func webCorpus(seed uint64, n int) ([]Keyword, [][]string) {
+	return shapedCorpus(seed, n, corpusShape{groupURLs: 11, hubDraws: 15, hubSkew: 1.3, tightOf10: 4, looseGroupURLs: 2, poolDraws: 6})
 }
 
 // tailCorpus is the second shape of the benchmark, small: a long URL tail
@@ -103,6 +116,10 @@ func shapedCorpus(seed uint64, n int, sh corpusShape) ([]Keyword, [][]string) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	const topicSize, groupSize, hubPool = 60, 5, 2000
 	zipf := rand.NewZipf(rng, sh.hubSkew, 1, hubPool-1)
+	var pool *rand.Zipf
+	if sh.poolDraws > 0 {
+		pool = rand.NewZipf(rng, 1.05, 1, uint64(max(50, n/10)-1))
+	}
 	kws := make([]Keyword, n)
 	serps := make([][]string, n)
 	perm := rng.Perm(n)
@@ -123,10 +140,22 @@ func shapedCorpus(seed uint64, n int, sh corpusShape) ([]Keyword, [][]string) {
 		}
 		kws[i] = Keyword{Text: fmt.Sprintf("kw %08d", perm[i]), Volume: vol, CPCMicros: rng.Int64N(3_000_000)}
 		s := make([]string, 0, 20)
-		inGroup := rng.IntN(4) != 0
+		var inGroup bool
+		if sh.tightOf10 > 0 {
+			inGroup = rng.IntN(10) < sh.tightOf10
+		} else {
+			inGroup = rng.IntN(4) != 0
+		}
 		if inGroup {
 			for _, u := range groupBase {
 				if rng.IntN(5) != 0 {
+					s = append(s, u)
+				}
+			}
+		} else {
+			s = append(s, groupBase[:sh.looseGroupURLs]...)
+			for range sh.poolDraws {
+				if u := fmt.Sprintf("pool.example/%d", pool.Uint64()); !slices.Contains(s, u) {
 					s = append(s, u)
 				}
 			}

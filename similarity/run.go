@@ -94,7 +94,7 @@ func readKeywords(ctx context.Context, data, cc, date string) ([]Keyword, error)
 	}
 	kws := make([]Keyword, 0, n)
 	var buf []byte
-	err = lake.ScanTyped(ctx, data, kw.DatasetKeywords, cc, date, []string{"keyword", "volume?", "cpc_micros?"}, func(b *lake.TypedBatch) error {
+	err = lake.Scan(ctx, data, kw.DatasetKeywords, cc, date, []string{"keyword", "volume?", "cpc_micros?"}, lake.ScanOptions{}, func(b *lake.Batch) error {
 		buf = buf[:0]
 		for r := range b.Rows {
 			buf = append(buf, b.Bytes(0, r)...)
@@ -231,17 +231,19 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	withSERP, badURLs := 0, 0
 	for di, d := range use {
 		tag := uint32(di + 1)
-		err := lake.ScanColumns(ctx, opt.Data, kw.DatasetSERPs, cc, d, []string{"keyword", "url_key", "rank"}, opt.Workers,
-			func(cb *lake.ColumnBatch) error {
-				m, _ := cb.Aux.(*serpMatch)
-				if m == nil {
-					m = &serpMatch{}
-					cb.Aux = m
-				}
-				m.match(cb, kws, sorted, byText, urls)
-				return nil
-			},
-			func(cb *lake.ColumnBatch) error {
+		// Each batch is matched to keywords on the reading goroutines.
+		match := func(cb *lake.Batch) error {
+			m, _ := cb.Aux.(*serpMatch)
+			if m == nil {
+				m = &serpMatch{}
+				cb.Aux = m
+			}
+			m.match(cb, kws, sorted, byText, urls)
+			return nil
+		}
+		err := lake.Scan(ctx, opt.Data, kw.DatasetSERPs, cc, d, []string{"keyword", "url_key", "rank"},
+			lake.ScanOptions{Workers: opt.Workers, Decode: match},
+			func(cb *lake.Batch) error {
 				m := cb.Aux.(*serpMatch)
 				ib := urls.batch(len(b.urls))
 				for j, i := range m.kw {
@@ -298,13 +300,13 @@ type serpMatch struct {
 	rank []int32
 }
 
-func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byText map[string]uint32, urls *shardedInterner) {
+func (m *serpMatch) match(cb *lake.Batch, kws []Keyword, sorted bool, byText map[string]uint32, urls *shardedInterner) {
 	m.kw, m.h, m.rank = m.kw[:0], m.h[:0], m.rank[:0]
 	var prev []byte
 	idx := int32(-1)
 	cur := 0 // sorted: the first keyword not below prev
 	for r := range cb.Rows {
-		k := cb.Value(0, r)
+		k := cb.Bytes(0, r)
 		if r == 0 || !bytes.Equal(k, prev) {
 			switch {
 			case !sorted:
@@ -330,7 +332,7 @@ func (m *serpMatch) match(cb *lake.ColumnBatch, kws []Keyword, sorted bool, byTe
 		}
 		m.kw = append(m.kw, idx)
 		m.rank = append(m.rank, cb.Int32(2, r))
-		if u := cb.Value(1, r); len(u) > 0 {
+		if u := cb.Bytes(1, r); len(u) > 0 {
 			m.h = append(m.h, urls.hash(u))
 		} else {
 			m.h = append(m.h, emptyURL)

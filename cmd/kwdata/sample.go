@@ -9,13 +9,14 @@ import (
 )
 
 func (m *Main) runSample(ctx context.Context, args []string) error {
-	fs := m.newFlagSet("sample", "--out DIR [--keywords N] [--countries us,gb] [--seed N] [--url-tail N] [--hub-skew E]")
+	fs := m.newFlagSet("sample", "--out DIR [--keywords N] [--countries us,gb] [--seed N] [--url-tail N] [--hub-skew E] [--shape sample|web]")
 	out := fs.String("out", "", "output folder; one sub-folder per country (required)")
 	n := fs.Int("keywords", sample.DefaultKeywords, "keywords per country")
 	countries := fs.String("countries", strings.Join(sample.DefaultCountries(), ","), "comma-separated country codes")
 	seed := fs.Int64("seed", 1, "seed of the generator: the same seed gives the same files")
 	urlTail := fs.Float64("url-tail", 0, "mean own URLs a SERP, found in no other SERP (0: the default shape, about 5; a long tail is about 9)")
 	hubSkew := fs.Float64("hub-skew", 0, "Zipf exponent of hub popularity (0: the default, 0.8; larger puts hub draws on fewer hubs)")
+	shape := fs.String("shape", sample.ShapeSample, "data shape: sample (intent groups of several) or web (a real long tail: small groups, mid-frequency URLs shared across topics)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -24,7 +25,7 @@ func (m *Main) runSample(ctx context.Context, args []string) error {
 	}
 	res, err := sample.Generate(ctx, sample.Options{
 		Out: *out, Keywords: *n, Countries: splitList(*countries), Seed: *seed, Logger: m.Logger,
-		URLTail: *urlTail, HubSkew: *hubSkew,
+		URLTail: *urlTail, HubSkew: *hubSkew, Shape: *shape,
 	})
 	if err != nil {
 		return fmt.Errorf("cannot generate sample: %w", err)

@@ -29,6 +29,9 @@ func generateCountry(ctx context.Context, opt Options, cc, dir string) (stats, e
 		cc:      cc,
 		months:  monthsBefore(opt.Now, opt.Months),
 	}
+	if opt.Shape == ShapeWeb {
+		r.pool = newPool(seed, opt.Keywords)
+	}
 
 	planner, err := createTemp(filepath.Join(dir, PlannerFile))
 	if err != nil {

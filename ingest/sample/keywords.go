@@ -20,6 +20,7 @@ const (
 	saltHub
 	saltSites
 	saltCompound
+	saltWeb
 )
 
 // mix is SplitMix64's finalizer: it spreads consecutive seeds over the whole

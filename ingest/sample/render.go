@@ -50,7 +50,9 @@ type renderer struct {
 	// urlTail is Options.URLTail: 0 keeps the default core of 12–18
 	// shared results.
 	urlTail float64
-	free    chan *chunkOut // written chunks, for reuse
+	// pool is the web shape's mid-frequency URLs; nil in the default shape.
+	pool *pool
+	free chan *chunkOut // written chunks, for reuse
 }
 
 // worker holds one goroutine's scratch space.
@@ -66,6 +68,12 @@ type worker struct {
 	slug    []byte
 	oddBuf  []byte
 	cat     int32 // category of the current group
+	// looseEnd is, in the web shape, the length of the core's prefix that
+	// a loose member keeps: the topic's URLs, the hubs and a few of the
+	// group's own pages.
+	looseEnd int
+	topicEnd int     // the topic's URLs are core[:topicEnd]
+	pooled   []int32 // pool URLs of the current SERP
 }
 
 // entry is one result of a SERP; hub is the hub index or -1.
@@ -183,6 +191,10 @@ func (w *worker) buildCore(gi int32, g *group) {
 	w.seed(saltTopic, uint64(g.topic))
 	nt := 3 + w.rng.IntN(6)
 	h0, s0 := w.rng.IntN(len(cat)), w.rng.IntN(len(topicSections))
+	if r.pool != nil {
+		nt = 2 + nt%2 // the web's topics share fewer pages
+		w.topicEnd = nt
+	}
 	w.slug = appendSlug(w.slug[:0], t.plural)
 	tslug := string(w.slug)
 	for j := 0; j < nt; j++ {
@@ -201,6 +213,9 @@ func (w *worker) buildCore(gi int32, g *group) {
 		// topic's URLs and one of the group's own.
 		size = min(20, max(nt+1, 17-int(math.Round(r.urlTail))+w.rng.IntN(7)))
 	}
+	if r.pool != nil {
+		size = 11 + w.rng.IntN(3)
+	}
 	nh := poisson(w.rng, 0.6*r.hubs.draws)
 	for j := 0; j < nh && len(w.core) < size-1; j++ {
 		if h := r.hubs.draw(w.rng); !hasHub(w.core, h) {
@@ -212,6 +227,7 @@ func (w *worker) buildCore(gi int32, g *group) {
 	w.slug = strconv.AppendUint(w.slug, uint64(gi), 36)
 	gslug := string(w.slug)
 	h0 = w.rng.IntN(len(cat))
+	w.looseEnd = len(w.core) + webLooseGroup
 	for j := 0; len(w.core) < size; j++ {
 		pool := cat
 		if w.rng.IntN(4) == 0 {
@@ -224,7 +240,22 @@ func (w *worker) buildCore(gi int32, g *group) {
 		}
 		w.core = append(w.core, entry{hub: -1, l: &link{host: r.sites.hosts[host], www: r.sites.www[host], path: path}})
 	}
+	if r.pool != nil {
+		// Kept in the order built, topic, hubs, group: serpLine takes a
+		// prefix of it and shuffles that.
+		w.looseEnd = min(w.looseEnd, len(w.core))
+		return
+	}
 	w.rng.Shuffle(len(w.core), func(i, j int) { w.core[i], w.core[j] = w.core[j], w.core[i] })
+}
+
+func hasPooled(ids []int32, i int32) bool {
+	for _, x := range ids {
+		if x == i {
+			return true
+		}
+	}
+	return false
 }
 
 func hasHub(es []entry, h int32) bool {
@@ -254,19 +285,41 @@ func (w *worker) serpLine(b []byte, raw, text string) ([]byte, int) {
 	r := w.r
 	rng := w.rng
 	w.serp = append(w.serp[:0], w.core...)
+	pPool := 0.0
+	if r.pool != nil {
+		// Most members of a web group keep only part of its core and draw
+		// from the pool; the tight ones keep all of it.
+		if rng.Float64() >= webTight {
+			w.serp = w.serp[:0]
+			for i, e := range w.core[:w.looseEnd] {
+				if i >= w.topicEnd || rng.Float64() < webLooseTopic {
+					w.serp = append(w.serp, e)
+				}
+			}
+			pPool = webPoolDraw
+		}
+		rng.Shuffle(len(w.serp), func(i, j int) { w.serp[i], w.serp[j] = w.serp[j], w.serp[i] })
+		w.pooled = w.pooled[:0]
+	}
 	for i := 1; i < len(w.serp); i++ {
 		if rng.IntN(6) == 0 {
 			w.serp[i-1], w.serp[i] = w.serp[i], w.serp[i-1]
 		}
 	}
-	own := 20 - len(w.core)
+	own := 20 - len(w.serp)
 	pHub := 0.4 * r.hubs.draws / 5
 	w.links = w.links[:0]
 	var kslug string
 	s0 := rng.IntN(len(memberSections))
 	for j := 0; j < own; j++ {
 		e := entry{hub: -1}
-		if rng.Float64() < pHub {
+		if pPool > 0 && rng.Float64() < pPool {
+			if i := r.pool.draw(rng); !hasPooled(w.pooled, i) {
+				w.pooled = append(w.pooled, i)
+				w.links = append(w.links, r.pool.link(i, r.sites))
+				e.l = &w.links[len(w.links)-1]
+			}
+		} else if rng.Float64() < pHub {
 			if h := r.hubs.draw(rng); !hasHub(w.serp, h) {
 				e = entry{hub: h, l: &r.hubs.links[h]}
 			}

@@ -78,6 +78,10 @@ type Options struct {
 	// so a larger exponent (0.9, say) puts the same hub results on fewer,
 	// more frequent hubs; between MinHubSkew and MaxHubSkew.
 	HubSkew float64
+	// Shape is ShapeSample (the default, "") or ShapeWeb: the web's long
+	// tail, where intent groups are small and most SERPs share only a few
+	// mid-frequency URLs with others. URLTail does not apply to ShapeWeb.
+	Shape string
 	// Logger receives one line per country. Default: discard.
 	Logger *slog.Logger
 }
@@ -134,6 +138,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.URLTail < 0 || o.URLTail > MaxURLTail {
 		return o, fmt.Errorf("url tail %g out of range; pass 0 (the default shape) to %d own URLs a SERP", o.URLTail, MaxURLTail)
+	}
+	if o.Shape == "" {
+		o.Shape = ShapeSample
+	}
+	if o.Shape != ShapeSample && o.Shape != ShapeWeb {
+		return o, fmt.Errorf("shape %q is unknown; pass %s or %s", o.Shape, ShapeSample, ShapeWeb)
+	}
+	if o.Shape == ShapeWeb && o.URLTail != 0 {
+		return o, fmt.Errorf("url tail %g does not apply to the %s shape; drop --url-tail", o.URLTail, ShapeWeb)
 	}
 	if o.HubSkew == 0 {
 		o.HubSkew = hubExponent

@@ -65,9 +65,107 @@ func TestShapeOptionsRejected(t *testing.T) {
 		{Out: "x", URLTail: MaxURLTail + 1},
 		{Out: "x", HubSkew: 0.1},
 		{Out: "x", HubSkew: 3},
+		{Out: "x", Shape: "webby"},
+		{Out: "x", Shape: ShapeWeb, URLTail: 9},
 	} {
 		if _, err := o.withDefaults(); err == nil {
 			t.Errorf("withDefaults(%+v) accepted a shape out of range", o)
 		}
+	}
+}
+
+// overlapShape measures what makes the web shape heavy for the similarity
+// stage: the share of keywords with another keyword that shares at least
+// minOverlap of its URL keys (a same-intent neighbour), and the share of
+// result rows whose URL key is in between 10 and 5,000 SERPs.
+func overlapShape(tb testing.TB, opt Options, minOverlap int) (withNeighbour, midRows float64) {
+	tb.Helper()
+	dir, _ := generate(tb, opt)
+	serps := readSERPs(tb, filepath.Join(dir, opt.Countries[0], SERPFile))
+	ids := map[string]int32{}
+	keys := make([][]int32, len(serps))
+	var df []int
+	for i, s := range serps {
+		seen := map[int32]bool{}
+		for _, r := range s.Results {
+			k, err := kw.URLKey(r.URL)
+			if err != nil {
+				tb.Fatalf("url %q: %v", r.URL, err)
+			}
+			id, ok := ids[k]
+			if !ok {
+				id = int32(len(df))
+				ids[k] = id
+				df = append(df, 0)
+			}
+			if !seen[id] {
+				seen[id] = true
+				keys[i] = append(keys[i], id)
+				df[id]++
+			}
+		}
+	}
+	post := make([][]int32, len(df))
+	rows, mid := 0, 0
+	for i, ks := range keys {
+		for _, u := range ks {
+			post[u] = append(post[u], int32(i))
+			rows++
+			if df[u] >= 10 && df[u] <= 5000 {
+				mid++
+			}
+		}
+	}
+	count := make([]int, len(serps))
+	with := 0
+	for i, ks := range keys {
+		var touched []int32
+		for _, u := range ks {
+			for _, j := range post[u] {
+				if int(j) != i {
+					if count[j] == 0 {
+						touched = append(touched, j)
+					}
+					count[j]++
+				}
+			}
+		}
+		found := false
+		for _, j := range touched {
+			found = found || count[j] >= minOverlap
+			count[j] = 0
+		}
+		if found {
+			with++
+		}
+	}
+	return float64(with) / float64(len(serps)), float64(mid) / float64(rows)
+}
+
+// TestWebShape checks that the web shape is what it says: a long tail of
+// URLs, most keywords without a same-intent neighbour, and still a fifth
+// of the results on mid-frequency URLs.
+func TestWebShape(t *testing.T) {
+	base := Options{Keywords: 20000, Countries: []string{"us"}, Seed: 5}
+	web := base
+	web.Shape = ShapeWeb
+	webNew, _ := shapeOf(t, web)
+	defNb, defMid := overlapShape(t, base, 8)
+	webNb, webMid := overlapShape(t, web, 8)
+	t.Logf("default: %.2f of keywords have a same-intent neighbour, %.2f of rows on mid-frequency URLs", defNb, defMid)
+	t.Logf("web: %.2f new URLs a SERP, %.2f with a neighbour, %.2f on mid-frequency URLs", webNew, webNb, webMid)
+	if webNew < 8 || webNew > 12 {
+		t.Errorf("web shape gives %.2f new URLs a SERP, want about 9", webNew)
+	}
+	if defNb < 0.8 {
+		t.Errorf("default shape: only %.2f of keywords have a same-intent neighbour, want most", defNb)
+	}
+	if webNb > 0.6 || webNb < 0.2 {
+		t.Errorf("web shape: %.2f of keywords have a same-intent neighbour, want a minority (about 0.4)", webNb)
+	}
+	// The pool, the topics and the hubs keep a fifth of the rows on URLs
+	// shared by tens to thousands of SERPs, though groups share little.
+	if webMid < 0.15 {
+		t.Errorf("web shape puts %.2f of rows on mid-frequency URLs (default %.2f); want about a fifth", webMid, defMid)
 	}
 }

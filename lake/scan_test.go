@@ -12,10 +12,10 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// TestScanTypedMatchesScan writes related rows with nulls (none, some,
+// TestScanMatchesRows writes related rows with nulls (none, some,
 // all) in partitions of one and of several row groups and checks that
-// ScanTyped reads every column of every row as Scan does.
-func TestScanTypedMatchesScan(t *testing.T) {
+// Scan reads every column of every row as Read does.
+func TestScanMatchesRows(t *testing.T) {
 	cases := []struct {
 		name  string
 		rows  int
@@ -47,8 +47,8 @@ func TestScanTypedMatchesScan(t *testing.T) {
 			}
 			var got []kw.RelatedRow
 			batches := 0
-			err := ScanTyped(context.Background(), data, kw.DatasetRelated, "us", "2026-11-21",
-				[]string{"keyword", "rank", "related", "overlap", "volume", "cpc_micros", "same_intent"}, func(b *TypedBatch) error {
+			err := Scan(context.Background(), data, kw.DatasetRelated, "us", "2026-11-21",
+				[]string{"keyword", "rank", "related", "overlap", "volume", "cpc_micros", "same_intent"}, ScanOptions{}, func(b *Batch) error {
 					batches++
 					for i := 0; i < b.Rows; i++ {
 						row := kw.RelatedRow{Keyword: string(b.Bytes(0, i)), Rank: b.Int32(1, i), Related: string(b.Bytes(2, i)),
@@ -80,7 +80,7 @@ func TestScanTypedMatchesScan(t *testing.T) {
 	}
 }
 
-func TestScanTypedRefuses(t *testing.T) {
+func TestScanRefuses(t *testing.T) {
 	data := t.TempDir()
 	type row struct {
 		Keyword string  `parquet:"keyword"`
@@ -97,12 +97,12 @@ func TestScanTypedRefuses(t *testing.T) {
 		{"ratio", "not a string, INT32, INT64, DOUBLE or BOOLEAN"},
 	}
 	for _, tc := range tests {
-		err := ScanTyped(context.Background(), data, kw.DatasetKeywords, "us", "2026-11-21", []string{tc.column}, func(*TypedBatch) error { return nil })
+		err := Scan(context.Background(), data, kw.DatasetKeywords, "us", "2026-11-21", []string{tc.column}, ScanOptions{}, func(*Batch) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("column %s: err %v, want one saying %q", tc.column, err, tc.want)
 		}
 	}
-	err := ScanTyped(context.Background(), data, kw.DatasetRelated, "us", "2026-11-21", []string{"keyword"}, func(*TypedBatch) error { return nil })
+	err := Scan(context.Background(), data, kw.DatasetRelated, "us", "2026-11-21", []string{"keyword"}, ScanOptions{}, func(*Batch) error { return nil })
 	if !errors.Is(err, ErrNoPartition) {
 		t.Errorf("missing partition: err %v, want ErrNoPartition", err)
 	}
@@ -126,12 +126,12 @@ func relatedString(r kw.RelatedRow) string {
 	return fmt.Sprintf("{%q %d %q %d %s %s %v}", r.Keyword, r.Rank, r.Related, r.Overlap, s(r.Volume), s(r.CPCMicros), r.SameIntent)
 }
 
-// TestScanTypedKeywordsMatchesRead writes keyword records with every kind
+// TestScanKeywordsMatchesRead writes keyword records with every kind
 // of gap (null numbers, null texts, no months, months with null searches)
 // in partitions of one and of several row groups, and checks that the
-// columns ScanTyped reads, list leaves included, rebuild every record as
+// columns Scan reads, list leaves included, rebuild every record as
 // Read does.
-func TestScanTypedKeywordsMatchesRead(t *testing.T) {
+func TestScanKeywordsMatchesRead(t *testing.T) {
 	columns := []string{"keyword", "volume", "volume_range", "competition", "competition_level", "yoy_change",
 		"monthly.list.element.month", "monthly.list.element.searches"}
 	for _, tt := range []struct {
@@ -180,7 +180,7 @@ func TestScanTypedKeywordsMatchesRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []kw.KeywordRecord
-			err = ScanTyped(context.Background(), data, kw.DatasetKeywords, "us", "2026-11-21", columns, func(b *TypedBatch) error {
+			err = Scan(context.Background(), data, kw.DatasetKeywords, "us", "2026-11-21", columns, ScanOptions{}, func(b *Batch) error {
 				for i := 0; i < b.Rows; i++ {
 					rec := kw.KeywordRecord{Keyword: string(b.Bytes(0, i)), VolumeRange: string(b.Bytes(2, i)),
 						CompetitionLevel: string(b.Bytes(4, i)), Source: "test"}
@@ -214,14 +214,14 @@ func TestScanTypedKeywordsMatchesRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(got) != len(want) || len(want) != n {
-				t.Fatalf("ScanTyped read %d records, Read %d, wrote %d", len(got), len(want), n)
+				t.Fatalf("Scan read %d records, Read %d, wrote %d", len(got), len(want), n)
 			}
 			for i := range want {
 				if len(want[i].Monthly) == 0 {
 					want[i].Monthly = nil // Read may give an empty list for none
 				}
 				if !reflect.DeepEqual(got[i], want[i]) {
-					t.Fatalf("record %d: ScanTyped read %+v, Read %+v", i, got[i], want[i])
+					t.Fatalf("record %d: Scan read %+v, Read %+v", i, got[i], want[i])
 				}
 			}
 		})

@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
 )
 
-// TestScanColumnsMatchesRead checks that the columnar, parallel reader
+// TestScanParallelMatchesRead checks that the columnar, parallel reader
 // returns the same values in the same order as Read, over several row
 // groups and files, with any number of workers, for required and optional
 // (null) columns, and that decode sees every batch exactly once.
-func TestScanColumnsMatchesRead(t *testing.T) {
+func TestScanParallelMatchesRead(t *testing.T) {
 	data := t.TempDir()
 	const n = 3*rowsPerGroup + 1234
 	rows := make([]kw.SERPRow, n)
@@ -60,19 +59,19 @@ func TestScanColumnsMatchesRead(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/w%d", tt.dataset, workers), func(t *testing.T) {
 				var got [][2]string
 				decoded, seq := 0, 0
-				err := ScanColumns(context.Background(), data, tt.dataset, "us", "2026-11-21", tt.columns, workers,
-					func(b *ColumnBatch) error {
+				err := Scan(context.Background(), data, tt.dataset, "us", "2026-11-21", tt.columns,
+					ScanOptions{Workers: workers, Decode: func(b *Batch) error {
 						b.Aux = b.Rows
 						return nil
-					},
-					func(b *ColumnBatch) error {
+					}},
+					func(b *Batch) error {
 						if b.Seq != seq || b.Aux.(int) != b.Rows {
 							t.Fatalf("batch %d (aux %v, %d rows) arrived as number %d", b.Seq, b.Aux, b.Rows, seq)
 						}
 						seq++
 						decoded += b.Rows
 						for i := range b.Rows {
-							got = append(got, [2]string{string(b.Value(0, i)), string(b.Value(1, i))})
+							got = append(got, [2]string{string(b.Bytes(0, i)), string(b.Bytes(1, i))})
 						}
 						return nil
 					})
@@ -95,7 +94,7 @@ func TestScanColumnsMatchesRead(t *testing.T) {
 	}
 }
 
-func TestScanColumnsErrors(t *testing.T) {
+func TestScanErrors(t *testing.T) {
 	data := t.TempDir()
 	if err := WritePartition(data, kw.DatasetSERPs, "us", "2026-11-21", []kw.SERPRow{{Keyword: "a", Rank: 1, URLKey: "u"}, {Keyword: "b", Rank: 1, URLKey: "v"}}); err != nil {
 		t.Fatal(err)
@@ -106,41 +105,33 @@ func TestScanColumnsErrors(t *testing.T) {
 		name    string
 		date    string
 		columns []string
-		fn      func(*ColumnBatch) error
+		fn      func(*Batch) error
 		want    func(error) bool
 	}{
 		{"missing partition", "2026-11-20", []string{"keyword"}, nil, func(err error) bool { return errors.Is(err, ErrNoPartition) }},
 		{"no such column", "2026-11-21", []string{"nope"}, nil, func(err error) bool { return err != nil }},
-		{"fn error", "2026-11-21", []string{"keyword"}, func(*ColumnBatch) error { return stop }, func(err error) bool { return errors.Is(err, stop) }},
+		{"fn error", "2026-11-21", []string{"keyword"}, func(*Batch) error { return stop }, func(err error) bool { return errors.Is(err, stop) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fn := tt.fn
 			if fn == nil {
-				fn = func(*ColumnBatch) error { return nil }
+				fn = func(*Batch) error { return nil }
 			}
-			err := ScanColumns(ctx, data, kw.DatasetSERPs, "us", tt.date, tt.columns, 2, nil, fn)
+			err := Scan(ctx, data, kw.DatasetSERPs, "us", tt.date, tt.columns, ScanOptions{Workers: 2}, fn)
 			if !tt.want(err) {
-				t.Fatalf("ScanColumns: %v", err)
+				t.Fatalf("Scan: %v", err)
 			}
 		})
 	}
-	// An INT64 column is neither a string nor an INT32 column.
-	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", []kw.KeywordRecord{{Keyword: "a", Volume: i64(10)}}); err != nil {
-		t.Fatal(err)
-	}
-	err := ScanColumns(ctx, data, kw.DatasetKeywords, "us", "2026-11-21", []string{"keyword", "volume"}, 2, nil, func(*ColumnBatch) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), `"volume"`) {
-		t.Errorf("ScanColumns of an INT64 column: %v, want an error naming it", err)
-	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := ScanColumns(cctx, data, kw.DatasetSERPs, "us", "2026-11-21", []string{"keyword"}, 2, nil, func(*ColumnBatch) error { return nil }); err == nil {
-		t.Error("ScanColumns with a cancelled context returned no error")
+	if err := Scan(cctx, data, kw.DatasetSERPs, "us", "2026-11-21", []string{"keyword"}, ScanOptions{Workers: 2}, func(*Batch) error { return nil }); err == nil {
+		t.Error("Scan with a cancelled context returned no error")
 	}
 }
 
-// int32Row has INT32 columns in each encoding ScanColumns must read: plain
+// int32Row has INT32 columns in each encoding Scan must read: plain
 // required (rank), dictionary-encoded (dict) and optional with nulls (opt).
 type int32Row struct {
 	Keyword string `parquet:"keyword"`
@@ -149,9 +140,9 @@ type int32Row struct {
 	Opt     *int32 `parquet:"opt,optional"`
 }
 
-// TestScanColumnsInt32 checks INT32 columns next to string columns, over
+// TestScanInt32 checks INT32 columns next to string columns, over
 // several row groups and files, with any number of workers.
-func TestScanColumnsInt32(t *testing.T) {
+func TestScanInt32(t *testing.T) {
 	data := t.TempDir()
 	const n = 2*rowsPerGroup + 777
 	rows := make([]int32Row, n)
@@ -183,8 +174,8 @@ func TestScanColumnsInt32(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
 			i, seq := 0, 0
-			err := ScanColumns(context.Background(), data, dataset, "us", date, []string{"rank", "keyword", "opt", "dict"}, workers, nil,
-				func(b *ColumnBatch) error {
+			err := Scan(context.Background(), data, dataset, "us", date, []string{"rank", "keyword", "opt", "dict"}, ScanOptions{Workers: workers},
+				func(b *Batch) error {
 					seq++
 					for r := range b.Rows {
 						want := rows[i]
@@ -192,7 +183,7 @@ func TestScanColumnsInt32(t *testing.T) {
 						if want.Opt != nil {
 							opt = *want.Opt
 						}
-						if got := string(b.Value(1, r)); got != want.Keyword {
+						if got := string(b.Bytes(1, r)); got != want.Keyword {
 							t.Fatalf("row %d: keyword %q, want %q", i, got, want.Keyword)
 						}
 						if b.Int32(0, r) != want.Rank || b.Int32(2, r) != opt || b.Int32(3, r) != want.Dict {
