@@ -8,12 +8,17 @@ ADDR    ?= 127.0.0.1:8080
 .PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve bench-ingest bench-ingest-10m lint
 .PHONY: bench-build-index bench-build-index-10m bench-serve-10m bench-10m
 
+# REVISION is what `kwdata version` prints when Go records no VCS
+# information of its own (go run, -buildvcs=false, a tree without git).
+REVISION ?= $(shell r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-modified; echo $$r; })
+
 build:
-	$(GO) build -o $(BIN) ./cmd/kwdata
+	$(GO) build -ldflags "-X main.revision=$(REVISION)" -o $(BIN) ./cmd/kwdata
 
 # Generate the embedded sample, run every stage and serve on $(ADDR).
+# KWDATA_MAKE_DEMO makes the demo's hints name ADDR= instead of --addr.
 demo: build
-	./$(BIN) demo --addr $(ADDR)
+	KWDATA_MAKE_DEMO=1 ./$(BIN) demo --addr $(ADDR)
 
 # The concurrent packages, whose tests make test runs under the race
 # detector (and so CI), so that they stay clean under it.

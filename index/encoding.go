@@ -21,7 +21,7 @@ const valueVersion1 = 1
 // valueVersion2 had no YoY and three month changes.
 const valueVersion2 = 2
 
-// Bounds of a value. They are the SPEC's limits (12 trend months, 10
+// Bounds of a value. They are the API's limits (12 trend months, 10
 // related keywords), and they keep DecodeEntry from allocating more than a
 // small multiple of its input whatever bytes it is given.
 const (

@@ -41,9 +41,9 @@ func intersect(a, b []uint64) int {
 // lakeKeywords adds to s the keywords of the keywords partition of cc on
 // date; it reports false when there is no such partition.
 func lakeKeywords(ctx context.Context, data, cc, date string, s *keySet) (bool, error) {
-	err := lake.Scan(ctx, data, kw.DatasetKeywords, cc, date, func(b []keywordName) error {
-		for _, r := range b {
-			s.add([]byte(r.Keyword))
+	err := lake.Scan(ctx, data, kw.DatasetKeywords, cc, date, []string{"keyword"}, lake.ScanOptions{}, func(b *lake.Batch) error {
+		for r := range b.Rows {
+			s.add(b.Bytes(0, r))
 		}
 		return nil
 	})

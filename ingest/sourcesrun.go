@@ -89,7 +89,7 @@ func (s *Sources) Run(ctx context.Context, opt SourcesOptions) ([]CountryReport,
 }
 
 // serpBudget shares dataforseo.max_serps_per_run among the countries of
-// one run: SPEC §4 caps the SERPs a run pays for, not the SERPs of each
+// one run: the budget caps the SERPs a run pays for, not the SERPs of each
 // country. Each country in turn gets an even share of what is left (rounded
 // up), so a country that needs fewer than its share leaves the rest to the
 // countries after it. The shares depend only on the budget, the country
@@ -145,7 +145,7 @@ func (s *Sources) ingestCountry(ctx context.Context, opt SourcesOptions, cc stri
 			Data: opt.Data, Date: opt.Date, Country: cc, PlannerCSV: files.PlannerCSV, SERPJSONL: files.SERPJSONL,
 			USDRate: files.USDRate, Logger: opt.Logger, Progress: func(_ string, done, total int64) { opt.Progress(done, total) },
 		})
-		// SPEC §4: a bad row is reported with its line number, in a
+		// A bad row is reported with its line number, in a
 		// scheduled run too, where the log is all the operator reads.
 		// The report lists the first MaxBadRows, as a run by hand prints.
 		for _, b := range rep.Bad {

@@ -4,7 +4,7 @@ import "testing"
 
 func TestCountryTable(t *testing.T) {
 	if n := len(Countries()); n < 55 {
-		t.Fatalf("%d countries, the spec asks for at least 55", n)
+		t.Fatalf("%d countries, the country table must hold at least 55", n)
 	}
 	for _, tc := range []struct {
 		code      string

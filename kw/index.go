@@ -74,7 +74,8 @@ type Index interface {
 // MaxGroupMembers is the most members an intent group lists.
 const MaxGroupMembers = 100
 
-// IntentGroup is one intent leader's group (SPEC §6): every keyword whose
+// IntentGroup is one intent leader's group (the leader rule is in the
+// similarity package's doc): every keyword whose
 // intent is the leader, the leader included.
 type IntentGroup struct {
 	Leader   string

@@ -28,7 +28,8 @@ var (
 	ErrKeywordInvalid = errors.New("keyword is not valid UTF-8")
 )
 
-// NormalizeKeyword applies SPEC §3: Unicode NFKC, Unicode lower case, white
+// NormalizeKeyword is the one normalization of a keyword, the same at
+// ingest and at lookup: Unicode NFKC, Unicode lower case, white
 // space trimmed and every run collapsed to one ASCII space. A result longer
 // than MaxKeywordChars characters is rejected with an error wrapping
 // ErrKeywordTooLong, never truncated.
@@ -100,7 +101,7 @@ func normalizeKeyword(s string) (string, error) {
 var trackingParams = map[string]bool{"gclid": true, "fbclid": true, "msclkid": true}
 
 // URLKey returns the key under which two result URLs count as the same page
-// (SPEC §3): no scheme, lower-case host without a leading "www." (one,
+// (docs/ANALYSTS.md, "url_key", has examples): no scheme, lower-case host without a leading "www." (one,
 // not repeated) and without port 80
 // or 443, no fragment, no trailing "/" (an empty path is "/"), no tracking
 // parameters, remaining parameters sorted by name then value.
@@ -121,7 +122,7 @@ func URLKey(raw string) (string, error) {
 		return "", fmt.Errorf("cannot parse url: %w", err)
 	}
 	host := strings.ToLower(u.Hostname())
-	// One leading "www." only, as SPEC §3 says: www.www.example.com is
+	// One leading "www." only: www.www.example.com is
 	// another host than example.com, and its key keeps one "www.".
 	host = strings.TrimPrefix(host, "www.")
 	if host == "" {

@@ -1,7 +1,11 @@
 package kw
 
-// The datasets of the lake (SPEC §5). Each is Hive-partitioned by country and
-// date; the struct tags are the Parquet column names analysts see.
+// The datasets of the lake, the contract with analysts (docs/ANALYSTS.md
+// lists their columns). Each is Hive-partitioned by country and date, at
+// <data>/lake/<dataset>/country=<cc>/date=<YYYY-MM-DD>/part-NNNNN.parquet;
+// rows are sorted by keyword (byte order), then rank; every metric column
+// is nullable, NULL meaning the source gave no value. The struct tags are
+// the Parquet column names analysts see.
 const (
 	DatasetKeywords = "keywords"
 	DatasetSERPs    = "serps"
@@ -44,11 +48,11 @@ type KeywordRecord struct {
 }
 
 // VolumeOrZero is the volume the similarity ranking uses: a keyword whose
-// source gave no volume ranks as if it had none (SPEC §6 compares numbers).
+// source gave no volume ranks as volume 0 (the ranking compares numbers).
 func (r *KeywordRecord) VolumeOrZero() int64 { return Deref(r.Volume) }
 
 // MoreVolume reports whether volume a beats volume b where records of one
-// keyword are merged (SPEC §4 keeps the largest): any volume beats none.
+// keyword are merged (ingest keeps the largest): any volume beats none.
 func MoreVolume(a, b *int64) bool {
 	return a != nil && (b == nil || *a > *b)
 }
@@ -92,7 +96,7 @@ type SERPRow struct {
 }
 
 // RelatedRow is one of a keyword's (at most 10) related keywords, ranked as
-// SPEC §6 says.
+// the similarity package's doc says.
 type RelatedRow struct {
 	Keyword    string `parquet:"keyword"`
 	Rank       int32  `parquet:"rank"` // 1–10
@@ -103,7 +107,8 @@ type RelatedRow struct {
 	SameIntent bool   `parquet:"same_intent"`
 }
 
-// IntentRow names a keyword's intent leader (SPEC §6); every keyword has one.
+// IntentRow names a keyword's intent leader (the rule is in the similarity
+// package's doc); every keyword has one.
 // Overlap is the keyword's overlap with its leader (the leader's own row:
 // the number of its distinct result URL keys), what the intent group shows
 // as n/20; 0 in partitions written before the column existed.

@@ -68,7 +68,7 @@ func FuzzURLKey(f *testing.F) {
 	})
 }
 
-// TestURLKeyReadmeExamples keeps the url_key examples of README.md true.
+// TestURLKeyReadmeExamples keeps the url_key examples of docs/ANALYSTS.md true.
 func TestURLKeyReadmeExamples(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://www.Example.com:443/a/b/?utm_source=x&b=2&a=1#top": "example.com/a/b?a=1&b=2",

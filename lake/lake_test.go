@@ -142,7 +142,7 @@ func TestDamagedFileIsAnError(t *testing.T) {
 
 // TestArrowReadsTheLake reads a partition file with Apache Arrow's Parquet
 // implementation, the family pyarrow and pandas use, and checks the column
-// types analysts are promised in SPEC §5.
+// types analysts are promised in docs/ANALYSTS.md.
 func TestArrowReadsTheLake(t *testing.T) {
 	data := t.TempDir()
 	if err := WritePartition(data, kw.DatasetKeywords, "us", "2026-11-21", sampleRecords()); err != nil {
@@ -179,7 +179,7 @@ func TestArrowReadsTheLake(t *testing.T) {
 			t.Errorf("column %s has type %s, want %s", fld.Name, got, w)
 		}
 		delete(want, fld.Name)
-		// Every metric is nullable (SPEC §5): a value the source did not
+		// Every metric is nullable: a value the source did not
 		// give is NULL, never 0.
 		if nullable := fld.Name != "keyword" && fld.Name != "source" && fld.Name != "monthly"; fld.Nullable != nullable {
 			t.Errorf("column %s nullable = %v, want %v", fld.Name, fld.Nullable, nullable)

@@ -338,7 +338,7 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 		{"wrong kinds",
 			"data: [a, b]\ncountries: us\nretention: { keep_days: lots }\nfiles: { us: { planner_csv: [a] } }\ndataforseo: { login: a, password: b, max_serps_per_run: \"${BUDGET}\" }\n",
 			[]string{`data (line 1) is a list, not a single value; write data: ./data`,
-				`retention.keep_days (line 3) is "lots", not a whole number; write keep_days: 30`,
+				`retention.keep_days (line 3) is "lots", not a whole number; write keep_days: 35`,
 				`dataforseo.max_serps_per_run (line 5) is "${BUDGET}", not a whole number (numbers cannot come from variables)`}},
 		{"a section where a value belongs",
 			"data: d\ncountries: [us]\nfiles: { us: { planner_csv: [a] } }\ngoogleads: { customer_id: { id: 1 }, client_id: a, client_secret: b, refresh_token: c }\n",

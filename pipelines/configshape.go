@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 // checkShape compares a configuration node tree with the Go type it will
@@ -181,6 +183,9 @@ func example(key string, t reflect.Type) string {
 	case reflect.Slice:
 		return fmt.Sprintf("%s: [a, b]", name)
 	case reflect.Int, reflect.Int64:
+		if v, ok := intExamples[name]; ok {
+			return fmt.Sprintf("%s: %d", name, v)
+		}
 		return fmt.Sprintf("%s: 30", name)
 	case reflect.Float64:
 		return fmt.Sprintf("%s: 1.5", name)
@@ -189,6 +194,15 @@ func example(key string, t reflect.Type) string {
 		return fmt.Sprintf("%s: %s", name, v)
 	}
 	return fmt.Sprintf("%s: value", name)
+}
+
+// intExamples are the defaults of the whole-number keys whose default this
+// package knows, so that a hint never suggests another value than the one
+// the key takes when left out.
+var intExamples = map[string]int{
+	"keep_days":    DefaultKeepDays,
+	"keep_builds":  DefaultKeepBuilds,
+	"max_age_days": kw.DefaultSERPMaxAgeDays,
 }
 
 // exampleValues are sample values of the text keys, for the problems that

@@ -158,8 +158,8 @@ func (s *Server) handleRegisterVerifyForm(w http.ResponseWriter, r *http.Request
 }
 
 // The account page keeps the key in a cookie: HttpOnly, so no script can
-// read it (the pages carry none, and their Content-Security-Policy allows
-// none); SameSite=Strict and scoped to /account, so no other site's page
+// read it (the account pages load no script, and the Content-Security-Policy
+// of every page allows only the server's own, /suggest.js); SameSite=Strict and scoped to /account, so no other site's page
 // and no API call ever sends it; Secure when the public URL is https.
 const (
 	accountCookie = "kwdata_key"

@@ -1,4 +1,5 @@
-// Package serve owns kwdata's HTTP interface (SPEC §8): routing, the
+// Package serve owns kwdata's HTTP interface (docs/API.md is its
+// reference): routing, the
 // JSON answers of GET /v1/keyword, POST /v1/keywords and GET /v1/countries,
 // sign-up by email, key rotation and billing (POST /v1/register,
 // /v1/register/verify, /v1/keys/rotate, /v1/billing/*), the HTML pages
@@ -15,7 +16,7 @@
 // with Pebble for its counters) without changing any handler, and
 // accounts, mail and payments through Registrar, Mailer and Billing.
 //
-// Decisions the spec leaves open:
+// Decisions of the API's shape:
 //
 //   - Problem "type" is the relative URI "/problems/<code>" (RFC 9457 §3.1.1
 //     resolves it against the request URL); GET /problems/<code> answers a

@@ -14,7 +14,7 @@ import (
 // output is byte for byte what encoding/json prints for the same document
 // (encode_test.go proves it), including its HTML-safe escaping of <, > and &.
 
-// Limits of the answer (SPEC §8).
+// Limits of the answer: up to 12 trend months and 10 related keywords.
 const (
 	maxTrend   = 12
 	maxRelated = 10
@@ -22,7 +22,7 @@ const (
 
 // appendKeywordJSON appends the GET /v1/keyword document of e to dst.
 // country is the upper-case code, updated the data date. Trend and related
-// are trimmed here, so the document obeys SPEC §8 whatever the index holds.
+// are trimmed here, so the document keeps those limits whatever the index holds.
 func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte {
 	dst = append(dst, `{"keyword":`...)
 	dst = appendString(dst, e.Keyword)

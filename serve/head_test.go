@@ -7,7 +7,7 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// TestHeadCountsLikeGet pins what the README promises API clients: a HEAD
+// TestHeadCountsLikeGet pins what docs/API.md promises API clients: a HEAD
 // is answered and counted like the GET it stands for, and a JSON number
 // drops trailing zeros (competition 0.50 is sent as 0.5, a CPC of 2.00 as 2).
 func TestHeadCountsLikeGet(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // TestOversizedRequests: a URL past MaxHeaderBytes is refused by net/http
 // itself with a plain-text 431 before any handler runs (it offers no hook
 // to render a problem document), and a body past an endpoint's limit is a
-// 413 body_too_large problem. The README's error table lists both.
+// 413 body_too_large problem. The error table of docs/API.md lists both.
 func TestOversizedRequests(t *testing.T) {
 	ds := newDemoServer(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -56,13 +56,13 @@ func TestOversizedRequests(t *testing.T) {
 		t.Errorf("oversized bulk body: %d %s, want 413 body_too_large", resp.StatusCode, b)
 	}
 
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/API.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range []string{`(?m)^\| 413 \| ` + "`body_too_large`", `(?m)^\| 431 \| `} {
 		if !regexp.MustCompile(row).Match(readme) {
-			t.Errorf("README's error table has no row matching %s", row)
+			t.Errorf("docs/API.md's error table has no row matching %s", row)
 		}
 	}
 }

@@ -45,8 +45,8 @@ import (
 //   - the answer is at most MaxMCPAnswer bytes, enforced as it is written.
 //
 // With one message of at most 64 KiB, the largest answers are a
-// keyword_lookup_bulk of 100 keywords (each record is bounded by SPEC §8:
-// 80-character keywords, 12 months, 10 related) and error messages that
+// keyword_lookup_bulk of 100 keywords (each record is bounded by the API's
+// limits: 80-character keywords, 12 months, 10 related) and error messages that
 // quote the request; TestMCPAnswerBound measures both against the bound.
 
 // maxMCPBody bounds the body of POST /mcp: one JSON-RPC message. A

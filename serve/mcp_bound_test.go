@@ -22,7 +22,7 @@ func maxKeyword(i int) string {
 }
 
 // newMaxIndex is an index of 100 US keywords whose records are as large as
-// SPEC §8 lets a record be: every text 80 characters of the costliest
+// the API's limits let a record be: every text 80 characters of the costliest
 // escaping, 12 months, 10 related keywords, volumes of 19 digits.
 func newMaxIndex(tb testing.TB) *fakeIndex {
 	tb.Helper()

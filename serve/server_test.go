@@ -275,7 +275,7 @@ func TestKeywordRelatedAndTrend(t *testing.T) {
 			t.Errorf("trend[%d] = %+v, want %+v", i, m, want)
 		}
 	}
-	// Field order is the spec's.
+	// Field order is the documented one (docs/API.md).
 	order := []string{`"keyword"`, `"country"`, `"volume"`, `"cpc"`, `"competition"`, `"updated"`, `"intent"`, `"trend"`, `"related"`}
 	body, last := w.Body.String(), -1
 	for _, f := range order {

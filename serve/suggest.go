@@ -142,13 +142,21 @@ func (l *rateLimiter) sweep(now time.Time) {
 	}
 }
 
+// seconds writes n seconds in words: "1 second", "2 seconds".
+func seconds(n int64) string {
+	if n == 1 {
+		return "1 second"
+	}
+	return fmt.Sprintf("%d seconds", n)
+}
+
 // handleSuggest answers GET /v1/suggest?q=&country=: up to 10 keywords,
 // uncounted, limited per client.
 func (s *Server) handleSuggest(w http.ResponseWriter, r *http.Request) error {
 	if ok, wait := s.suggestLimit.allow(s.clientAddr(r)); !ok {
 		secs := max(1, int64((wait+time.Second-1)/time.Second))
 		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
-			Msg:    fmt.Sprintf("Suggestions are limited to %d a second per client; retry in %d second(s).", SuggestRate, secs),
+			Msg:    fmt.Sprintf("Suggestions are limited to %d a second per client; retry in %s.", SuggestRate, seconds(secs)),
 			Header: http.Header{"Retry-After": {fmt.Sprint(secs)}}}
 	}
 	q, c, err := parseKeywordQuery(r.URL.RawQuery)

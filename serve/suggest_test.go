@@ -53,7 +53,7 @@ func TestSuggestRateLimit(t *testing.T) {
 		w := httptest.NewRecorder()
 		ds.ServeHTTP(w, r)
 		if w.Code == 429 {
-			if w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), `"code":"rate_limited"`) {
+			if w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), `"code":"rate_limited"`) || !strings.Contains(w.Body.String(), "retry in 1 second.") {
 				t.Errorf("429 without Retry-After or code: %v %s", w.Header(), w.Body)
 			}
 		}

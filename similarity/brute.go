@@ -6,7 +6,7 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// Brute is the reference implementation of SPEC §6: it compares every pair
+// Brute is the reference implementation of the package doc's rules: it compares every pair
 // of keywords and sorts each keyword's candidates with the full ranking. It
 // costs O(N²) and is kept as the oracle that Compute is tested against, and
 // as the baseline of the benchmarks. Keyword texts must be unique; serps[i]

@@ -13,7 +13,7 @@ import (
 
 // Compute returns every keyword's related keywords (sorted by keyword text,
 // then rank) and every keyword's intent leader (sorted by keyword text), as
-// SPEC §6 defines them and exactly as Brute would. keywords[i] has the SERP
+// the package doc defines them and exactly as Brute would. keywords[i] has the SERP
 // serps[i]: URL keys, possibly nil or empty, possibly with duplicates (they
 // count once). Keyword texts must be unique. The output does not depend on
 // opt.Workers or opt.BatchSize.

@@ -262,7 +262,7 @@ func TestComputeProgressAndCancel(t *testing.T) {
 }
 
 // TestComputeLongSERPs covers keywords with more light URLs than a byte
-// counts (SERPs are at most 20 results in the spec, but Compute takes any
+// counts (a SERP keeps at most 20 results, but Compute takes any
 // set), and so the largest count tables, mixed with ordinary ones, against
 // the oracle.
 func TestComputeLongSERPs(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"unsafe"
 )
 
-// The exact fast path (SPEC §6), in short.
+// The exact fast path of the package doc's rules, in short.
 //
 // Keywords are renumbered by rank r: volume descending, then text ascending.
 // The last two keys of the related ranking (volume desc, text asc) are then
@@ -553,7 +553,8 @@ type cand struct {
 	hi, lo uint64
 }
 
-// better reports whether a ranks before b (SPEC §6; r stands for volume
+// better reports whether a ranks before b (the package doc's ranking; r
+// stands for volume
 // desc then text asc).
 func better(a, b *cand) bool {
 	if a.o != b.o {

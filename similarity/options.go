@@ -1,8 +1,23 @@
-// Package similarity owns the similarity stage of kwdata (SPEC §6): for every
-// keyword of a country its related keywords, ranked by how many top-20 result
-// URLs they share, and its intent leader. Compute is the exact, fast
-// implementation; Brute compares every pair and is kept as the test oracle;
-// Run reads the lake, computes and writes the related and intents datasets.
+// Package similarity owns the similarity stage of kwdata: for every keyword
+// of a country its related keywords and its intent leader. Compute is the
+// exact, fast implementation; Brute compares every pair and is kept as the
+// test oracle; Run reads the lake, computes and writes the related and
+// intents datasets.
+//
+// The rules, which every implementation here must meet exactly:
+//
+//   - overlap(a, b) is the number of distinct URL keys (kw.URLKey) that the
+//     top-20 results of a and b have in common.
+//   - related(k) is the first 10 of the keywords with overlap(k, c) ≥ 1,
+//     ranked by overlap descending, then by closeness of smoothed volume
+//     max(v_k+1, v_c+1) / min(v_k+1, v_c+1) ascending, then volume
+//     descending, then text ascending. A missing volume ranks as 0.
+//   - a pair is same_intent when overlap ≥ 8 (DefaultMinOverlap) and the
+//     smoothed volume ratio is at most 2 (DefaultMaxRatio).
+//   - intent leaders: keywords are taken by volume descending, then text
+//     ascending; a keyword not yet in a group leads a new one, and every
+//     keyword not yet in a group that is same_intent with it joins it.
+//     Every keyword has a leader, itself when it leads.
 package similarity
 
 import (
@@ -36,7 +51,7 @@ func valueOf(v *int64) *int64 {
 	return v
 }
 
-// Defaults of the same-intent test (SPEC §6), which the command line
+// Defaults of the same-intent test, which the command line
 // offers as flags.
 const (
 	DefaultMinOverlap = 8

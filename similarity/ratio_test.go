@@ -45,7 +45,7 @@ func bigRatio(a, b int64) *big.Rat {
 	return new(big.Rat).SetFrac(x, y)
 }
 
-// bigSameIntent is same_intent of SPEC §6: overlap at least MinOverlap and
+// bigSameIntent is same_intent of the package doc: overlap at least MinOverlap and
 // smoothed ratio at most MaxRatio.
 func bigSameIntent(a, b int64, overlap int, opt Options) bool {
 	return overlap >= opt.MinOverlap && bigRatio(a, b).Cmp(new(big.Rat).SetInt64(opt.MaxRatio)) <= 0

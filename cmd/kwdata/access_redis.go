@@ -110,7 +110,7 @@ func (m *Main) runAccessMigrate(ctx context.Context, args []string, usage string
 	if err != nil {
 		return fmt.Errorf("cannot migrate the access store: %w", err)
 	}
-	fmt.Fprintf(m.Stdout, "copied %d keys and %d counters of this period to Redis; start the servers with --access %s\n", rep.Keys, rep.Counters, redactedURL(*to))
+	fmt.Fprintf(m.Stdout, "copied %s and %s of this period to Redis; start the servers with --access %s\n", count(rep.Keys, "key", "keys"), count(rep.Counters, "counter", "counters"), redactedURL(*to))
 	return nil
 }
 

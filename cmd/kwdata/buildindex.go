@@ -55,8 +55,8 @@ func (m *Main) runBuildIndex(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "published index %s: data date %s, %d keywords in %d countries, %d bytes\n",
-		man.BuildID, man.DataDate, man.Keys, len(man.Countries), man.Bytes)
+	fmt.Fprintf(m.Stdout, "published index %s: data date %s, %s in %s, %d bytes\n",
+		man.BuildID, man.DataDate, count(man.Keys, "keyword", "keywords"), count(len(man.Countries), "country", "countries"), man.Bytes)
 	return nil
 }
 

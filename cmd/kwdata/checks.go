@@ -85,7 +85,7 @@ func checkDate(v string) error {
 // words of the command line.
 func checkCountry(cc string) error {
 	if _, ok := kw.LookupCountry(cc); !ok {
-		return usageError{fmt.Errorf("--country %q is not a supported country; write an ISO 3166-1 alpha-2 code such as us, gb or de (the README's country list, or GET /v1/countries, has them all)", cc)}
+		return usageError{fmt.Errorf("--country %q is not a supported country; write an ISO 3166-1 alpha-2 code such as us, gb or de (GET /v1/countries of a running server lists them all)", cc)}
 	}
 	return nil
 }
@@ -96,15 +96,21 @@ func (m *Main) runVersion(ctx context.Context, args []string) error {
 		return err
 	}
 	bi, ok := debug.ReadBuildInfo()
-	fmt.Fprintln(m.Stdout, versionLine(bi, ok))
+	fmt.Fprintln(m.Stdout, versionLine(bi, ok, revision))
 	return nil
 }
+
+// revision is the VCS revision `make build` stamps with -ldflags
+// "-X main.revision=...", for builds Go itself does not stamp (go run,
+// -buildvcs=false, a tree whose git Go cannot run).
+var revision string
 
 // versionLine describes a build: the module version (a tag, a
 // pseudo-version, or "(devel)" for a build from a checkout), the VCS
 // revision and its time, whether the tree had uncommitted changes, and the
-// Go version.
-func versionLine(bi *debug.BuildInfo, ok bool) string {
+// Go version. stamped is the revision the Makefile stamped, used when the
+// build information has none.
+func versionLine(bi *debug.BuildInfo, ok bool, stamped string) string {
 	if !ok || bi == nil {
 		return "kwdata (unknown version: built without module information)"
 	}
@@ -124,9 +130,12 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 		}
 	}
 	parts := []string{"kwdata " + version}
-	if rev == "" {
-		parts = append(parts, "revision unknown")
-	} else {
+	switch {
+	case rev == "" && stamped != "":
+		parts = append(parts, "revision "+stamped)
+	case rev == "":
+		parts = append(parts, "revision unknown (build with make build in a git checkout to record it)")
+	default:
 		r := "revision " + rev
 		if at != "" {
 			r += " (" + at + ")"

@@ -226,6 +226,27 @@ func TestFailedCommandLeavesNoFolders(t *testing.T) {
 	}
 }
 
+// TestDemoBusyPortUnderMake: under `make demo` the busy-port hint names
+// make's ADDR=, which is what the reader types there, not --addr.
+func TestDemoBusyPortUnderMake(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	m, _, _ := testMain(t)
+	m.Getenv = func(k string) string {
+		if k == makeDemoEnv {
+			return "1"
+		}
+		return ""
+	}
+	err = m.Run(context.Background(), []string{"demo", "--addr", ln.Addr().String(), "--data", filepath.Join(t.TempDir(), "d")})
+	if err == nil || !strings.Contains(err.Error(), "make demo ADDR=127.0.0.1:8081") || strings.Contains(err.Error(), "--addr") {
+		t.Fatalf("err = %v; want the hint make demo ADDR=127.0.0.1:8081 and no --addr", err)
+	}
+}
+
 // TestDemoBusyPort: a demo whose address is taken fails at once, before
 // any stage, naming --addr, and leaves no folder.
 func TestDemoBusyPort(t *testing.T) {
@@ -386,11 +407,20 @@ func TestVersion(t *testing.T) {
 		{"checkout with changes", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "c559937f"}, {Key: "vcs.modified", Value: "true"}}},
 			true, "kwdata (devel), revision c559937f with uncommitted changes, go1.26.8"},
-		{"no vcs", &debug.BuildInfo{Main: debug.Module{}}, true, "kwdata (devel), revision unknown"},
+		{"no vcs", &debug.BuildInfo{Main: debug.Module{}}, true, "kwdata (devel), revision unknown (build with make build in a git checkout to record it)"},
 	} {
-		if got := versionLine(tc.bi, tc.ok); got != tc.want {
+		if got := versionLine(tc.bi, tc.ok, ""); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+	// A build Go did not stamp (go run, -buildvcs=false) takes the
+	// revision the Makefile stamps; Go's own stamp wins when there is one.
+	if got, want := versionLine(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, true, "0123456789ab-modified"),
+		"kwdata (devel), revision 0123456789ab-modified, go1.26.8"; got != want {
+		t.Errorf("stamped by make: %q, want %q", got, want)
+	}
+	if got := versionLine(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "c559937f"}}}, true, "0123456789ab"); got != "kwdata (devel), revision c559937f" {
+		t.Errorf("stamped by Go and make: %q", got)
 	}
 }
 

@@ -553,7 +553,7 @@ func TestIngestConfigFileUSDRate(t *testing.T) {
 }
 
 // TestIngestConfigReportsBadRows logs each bad row of a configured export
-// with its file and line, and counts them in the summary (SPEC §4), as
+// with its file and line, and counts them in the summary, as
 // the file mode does.
 func TestIngestConfigReportsBadRows(t *testing.T) {
 	t.Parallel()

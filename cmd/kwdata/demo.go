@@ -58,7 +58,11 @@ func (m *Main) demo(ctx context.Context, opt demoOptions) (err error) {
 	// moment, not after every stage has run.
 	ln := opt.serve.listener
 	if ln == nil {
-		if ln, err = listen(opt.serve.addr); err != nil {
+		hint := flagAddrHint
+		if m.Getenv != nil && m.Getenv(makeDemoEnv) != "" {
+			hint = "make demo ADDR=%s"
+		}
+		if ln, err = listen(opt.serve.addr, hint); err != nil {
 			return err
 		}
 	}

@@ -12,10 +12,12 @@ import (
 	"testing"
 )
 
-// The docs check: what README.md and docs/OPERATIONS.md quote from the
+// The docs check: what README.md, ARCHITECTURE.md and docs/ quote from the
 // code (the flags of the command overview, metric names and labels, the
-// problem codes) must be what the code has. Figures measured on a machine
-// cannot be checked this way; these can.
+// problem codes, the routes, the limits, the page's script policy) must be
+// what the code has, every relative link must lead to a file, and no text
+// may lean on a document the repository does not hold. Figures measured on
+// a machine cannot be checked this way; these can.
 
 // repoRoot is the module's root, two folders up from cmd/kwdata.
 const repoRoot = "../.."
@@ -49,12 +51,12 @@ func section(tb testing.TB, doc, heading string) string {
 
 var flagRef = regexp.MustCompile(`--([a-z0-9][a-z0-9-]*)`)
 
-// TestDocsCommandOverview: every command has a line in the README's
-// command overview, and the line names exactly the command's flags (a line
-// ending in "..." names some of them).
+// TestDocsCommandOverview: every command has a line in the command
+// overview of docs/OPERATIONS.md, and the line names exactly the command's
+// flags (a line ending in "..." names some of them).
 func TestDocsCommandOverview(t *testing.T) {
 	t.Parallel()
-	overview := section(t, readDoc(t, "README.md"), "### The stages by hand")
+	overview := section(t, readDoc(t, "docs/OPERATIONS.md"), "## Commands")
 	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(overview)
 	if block == nil {
 		t.Fatal("no command overview block")
@@ -69,7 +71,7 @@ func TestDocsCommandOverview(t *testing.T) {
 	for name := range commands {
 		line, ok := lines[name]
 		if !ok {
-			t.Errorf("kwdata %s is not in the README's command overview", name)
+			t.Errorf("kwdata %s is not in the command overview of docs/OPERATIONS.md", name)
 			continue
 		}
 		var documented []string
@@ -94,7 +96,7 @@ func TestDocsCommandOverview(t *testing.T) {
 		}
 		for _, f := range documented {
 			if !slices.Contains(defined, f) {
-				t.Errorf("README: kwdata %s --%s is not a flag of the command (it has %q)", name, f, defined)
+				t.Errorf("docs/OPERATIONS.md: kwdata %s --%s is not a flag of the command (it has %q)", name, f, defined)
 			}
 		}
 		if strings.HasSuffix(strings.TrimSpace(line), "...") {
@@ -102,13 +104,13 @@ func TestDocsCommandOverview(t *testing.T) {
 		}
 		for _, f := range defined {
 			if !slices.Contains(documented, f) {
-				t.Errorf("README: the overview line of kwdata %s leaves out --%s", name, f)
+				t.Errorf("docs/OPERATIONS.md: the overview line of kwdata %s leaves out --%s", name, f)
 			}
 		}
 	}
 	for name := range lines {
 		if _, ok := commands[name]; !ok {
-			t.Errorf("README's overview lists kwdata %s, which is no command", name)
+			t.Errorf("docs/OPERATIONS.md's overview lists kwdata %s, which is no command", name)
 		}
 	}
 }
@@ -144,7 +146,7 @@ func TestDocsMetricNames(t *testing.T) {
 		t.Fatalf("found only %d metrics in the code", len(sources))
 	}
 	mention := regexp.MustCompile(`\b(kwdata_[a-z_]+)(\{([a-z_,]*)\})?`)
-	for _, doc := range []string{"README.md", "docs/OPERATIONS.md", "ARCHITECTURE.md"} {
+	for _, doc := range markdownDocs(t) {
 		for _, m := range mention.FindAllStringSubmatch(readDoc(t, doc), -1) {
 			src, ok := sources[m[1]]
 			if !ok {
@@ -160,12 +162,12 @@ func TestDocsMetricNames(t *testing.T) {
 	}
 }
 
-// TestDocsProblemCodes: the README's error table lists exactly the problem
-// codes of the OpenAPI document, and the server describes each of them at
-// /problems/<code>.
+// TestDocsProblemCodes: the error table of docs/API.md lists exactly the
+// problem codes of the OpenAPI document, and the server describes each of
+// them at /problems/<code>.
 func TestDocsProblemCodes(t *testing.T) {
 	t.Parallel()
-	errorsSection := section(t, readDoc(t, "README.md"), "### Errors")
+	errorsSection := section(t, readDoc(t, "docs/API.md"), "## Errors")
 	var documented []string
 	for _, row := range regexp.MustCompile(`(?m)^\| [0-9]{3} \| (.*?) \|`).FindAllStringSubmatch(errorsSection, -1) {
 		for _, c := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(row[1], -1) {
@@ -198,12 +200,12 @@ func TestDocsProblemCodes(t *testing.T) {
 	slices.Sort(codes)
 	for _, c := range codes {
 		if !slices.Contains(documented, c) {
-			t.Errorf("README's error table leaves out %s", c)
+			t.Errorf("docs/API.md's error table leaves out %s", c)
 		}
 	}
 	for _, c := range documented {
 		if !slices.Contains(codes, c) {
-			t.Errorf("README's error table lists %s, which the server never sends", c)
+			t.Errorf("docs/API.md's error table lists %s, which the server never sends", c)
 		}
 	}
 	base := startServer(t, t.TempDir())

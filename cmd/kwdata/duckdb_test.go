@@ -15,8 +15,8 @@ import (
 	"github.com/kwdata/kwdata/internal/testservers"
 )
 
-// TestDuckDBReadsTheLake reads the lake with DuckDB the way SPEC §5
-// promises analysts (read_parquet with hive_partitioning) and checks that
+// TestDuckDBReadsTheLake reads the lake with DuckDB the way docs/ANALYSTS.md
+// shows analysts (read_parquet with hive_partitioning) and checks that
 // it sees exactly the rows and partition columns kwdata wrote. It needs
 // node and DuckDB's Node package: KWDATA_DUCKDB names a folder holding
 // node_modules/@duckdb/node-api (.ci/run installs it); without it the test

@@ -135,7 +135,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	run(t, "similarity", "--data", data, "--date", date)
-	if out := run(t, "build-index", "--data", data, "--date", date); !strings.Contains(out, "published index") {
+	if out := run(t, "build-index", "--data", data, "--date", date); !strings.Contains(out, "published index") || !strings.Contains(out, "keywords in 2 countries,") {
 		t.Fatalf("build-index printed %q", out)
 	}
 	key := paidKey(t, data) // more lookups than the anonymous allowance

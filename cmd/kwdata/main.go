@@ -350,7 +350,17 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-// oneLine folds an error onto one line, as the spec asks of every failure.
+// count writes n with the noun in its singular or plural: "1 country",
+// "2 countries".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// oneLine folds an error onto one line: every failure is reported in one
+// line a log or a terminal shows whole.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }

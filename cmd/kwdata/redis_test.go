@@ -159,7 +159,7 @@ func TestRedisAccess(t *testing.T) {
 			t.Fatalf("serve after SIGTERM: %v", err)
 		}
 		out, _ := env.cli(t, "access", "migrate", "--from", data, "--to", rd.URL())
-		if !strings.Contains(out, "copied 1 keys") {
+		if !strings.Contains(out, "copied 1 key and ") {
 			t.Errorf("migrate printed %q", out)
 		}
 		// The servers on Redis continue both allowances where they were.

@@ -205,7 +205,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	defer closeAccess()
 	ln := cfg.listener
 	if ln == nil {
-		if ln, err = listen(cfg.addr); err != nil {
+		if ln, err = listen(cfg.addr, flagAddrHint); err != nil {
 			return err
 		}
 	}
@@ -389,13 +389,22 @@ func (m *Main) servePprof(addr string) (bound string, stop func(), err error) {
 }
 
 // listen binds addr, and says how to pick another address when it is taken.
-func listen(addr string) (net.Listener, error) {
+// addrHint is how the reader names another address, with %s for it:
+// "--addr %s" on the command line, "make demo ADDR=%s" under make.
+func listen(addr, addrHint string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("cannot listen on %s: the address is already in use; stop what listens there, or pass --addr with a free port, e.g. --addr 127.0.0.1:8081", addr)
+		return nil, fmt.Errorf("cannot listen on %s: the address is already in use; stop what listens there, or pick a free port: %s", addr, fmt.Sprintf(addrHint, "127.0.0.1:8081"))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w; pass --addr HOST:PORT, e.g. --addr 127.0.0.1:8081", addr, err)
+		return nil, fmt.Errorf("cannot listen on %s: %w; pick another address: %s", addr, err, fmt.Sprintf(addrHint, "127.0.0.1:8081"))
 	}
 	return ln, nil
 }
+
+// flagAddrHint names another address on kwdata's command line.
+const flagAddrHint = "--addr %s"
+
+// makeDemoEnv is set by the Makefile's demo target, so that the demo's
+// hints name make's ADDR= rather than the --addr make passes for it.
+const makeDemoEnv = "KWDATA_MAKE_DEMO"

@@ -61,7 +61,7 @@ func tiersMidnight(now time.Time) time.Time {
 	return time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
 }
 
-// TestTiers checks the access tiers of SPEC §8 end to end: allowances and
+// TestTiers checks the access tiers of docs/API.md end to end: allowances and
 // their RateLimit fields, keys managed from the command line while the
 // server runs, trusted proxies, exact counting under concurrency, and
 // durable counters across clean and crashing restarts.

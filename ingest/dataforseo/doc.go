@@ -2,7 +2,7 @@
 // Google organic, standard queue): it posts one task per keyword with
 // task_post (depth 20, at most 100 tasks a POST), collects finished tasks
 // through tasks_ready and task_get/advanced, and turns the organic items,
-// ordered by rank_group, into kw.SERPRow values (SPEC §4). tasks_ready
+// ordered by rank_group, into kw.SERPRow values. tasks_ready
 // lists at most 1,000 tasks and shows the next ones only once those are
 // collected, so after a full page the client polls again as soon as the
 // endpoint's limit of 20 calls a minute allows instead of waiting

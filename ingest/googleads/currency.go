@@ -23,7 +23,7 @@ type accountCurrency struct {
 }
 
 // accountCurrency asks the service once per Client for the account's
-// currency and decides how to turn its amounts into USD (SPEC §4 holds
+// currency and decides how to turn its amounts into USD (the lake holds
 // money as USD micros). An account in another currency is refused unless
 // Config.USDRate gives its rate.
 func (c *Client) accountCurrency(ctx context.Context) (*accountCurrency, error) {

@@ -1,6 +1,6 @@
 // Package googleads owns kwdata's client for the Google Ads API keyword
 // planning service over REST: GenerateKeywordHistoricalMetrics for the
-// keyword records of SPEC §4 and GenerateKeywordIdeas to expand a seed list.
+// keyword records of the lake and GenerateKeywordIdeas to expand a seed list.
 //
 // The client speaks the documented REST wire format (camelCase JSON, int64
 // values as JSON strings, enums by name, absent fields meaning null), signs
@@ -10,7 +10,7 @@
 // checkpoints every finished batch so that a run interrupted half way
 // continues on re-run without requesting finished batches again.
 //
-// Money is held as USD micros (SPEC §4): the client reads the account's
+// Money is held as USD micros, as in the lake: the client reads the account's
 // currency once, before its first metrics request, and converts bids and
 // CPCs with Config.USDRate when the account does not bill in USD, refusing
 // the account when no rate is given.

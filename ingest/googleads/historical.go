@@ -140,8 +140,8 @@ func matchResults(requested []string, results []historicalResult) []kw.KeywordRe
 	return out
 }
 
-// toRecord maps KeywordPlanHistoricalMetrics onto a keyword record
-// (SPEC §4). Absent values are nil, never zero, months the service has no
+// toRecord maps KeywordPlanHistoricalMetrics onto a keyword record.
+// Absent values are nil, never zero, months the service has no
 // volume for (monthlySearches null) included.
 func toRecord(keyword string, m *keywordMetrics) kw.KeywordRecord {
 	rec := kw.KeywordRecord{Keyword: keyword, Source: Source}

@@ -395,7 +395,7 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// Odd spellings: each normalizes back to the keyword (SPEC §3).
+// Odd spellings: each normalizes back to the keyword (kw.NormalizeKeyword).
 const (
 	oddTitle = iota
 	oddUpper

@@ -1,7 +1,7 @@
 package sample
 
 // The vocabulary keywords are built from. Every entry is already in the
-// normalized form of SPEC §3 (NFC, lower case, single spaces), so a keyword
+// normalized form of kw.NormalizeKeyword (NFKC, lower case, single spaces), so a keyword
 // assembled from entries is its own normalization and uniqueness can be
 // checked on the raw text.
 

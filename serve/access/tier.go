@@ -10,7 +10,7 @@ import (
 // Tier is an access tier.
 type Tier string
 
-// The tiers of SPEC §8.
+// The tiers (docs/API.md, "Limits", states their allowances).
 const (
 	// Anonymous is a caller without a key, counted by client address.
 	Anonymous Tier = "anonymous"
