@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/netip"
 	"os"
 	"strings"
 
-	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
 )
 
@@ -36,38 +32,6 @@ func (m *Main) openRedisAccess(ctx context.Context, url string, opt access.Optio
 		return nil, fmt.Errorf("cannot open the access store: %w", err)
 	}
 	return s, nil
-}
-
-// counterStore is what the server needs of an access store to admit and
-// count requests; the embedded *access.Store and the shared
-// *access.RedisStore both have it.
-type counterStore interface {
-	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*access.Reservation, error)
-	Ready() error
-}
-
-// admit admits a request through s, translating its errors into the
-// server's kinds.
-func admit(s counterStore, ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
-	res, err := s.Admit(ctx, r, client, n)
-	if err != nil {
-		var qe *access.QuotaError
-		switch {
-		case errors.Is(err, access.ErrInvalidKey):
-			return nil, fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
-		case errors.Is(err, access.ErrUnavailable):
-			return nil, fmt.Errorf("%w: %w", serve.ErrAccessUnavailable, err)
-		case errors.As(err, &qe):
-			// Numbers only: the server words the refusal, the same way in
-			// every answer.
-			h := http.Header{}
-			qe.Limits.SetHeaders(h)
-			return nil, &serve.QuotaError{Policy: qe.Policy, Quota: qe.Quota, Remaining: qe.Remaining,
-				Requested: qe.Requested, RetryAfter: qe.RetryAfter, Header: h}
-		}
-		return nil, err
-	}
-	return res, nil
 }
 
 func (m *Main) runAccess(ctx context.Context, args []string) error {

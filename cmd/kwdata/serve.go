@@ -241,7 +241,8 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
 		}()
-		adapter, registrar, accounts = accessAdapter{rs}, accessAdapter{rs}, billingAccounts{rs}
+		a := rs.ForServer()
+		adapter, registrar, accounts = a, a, a.ForBilling()
 		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
 	} else {
 		acc, err := access.Open(access.Options{
@@ -258,7 +259,8 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 				m.Logger.Error("cannot flush the access counters", "err", err)
 			}
 		}()
-		adapter, registrar, accounts = accessAdapter{acc}, accessAdapter{acc}, acc
+		a := acc.ForServer()
+		adapter, registrar, accounts = a, a, a.ForBilling()
 	}
 	ln := cfg.listener
 	if ln == nil {
