@@ -214,3 +214,25 @@ func TestCSVFormulaInjection(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVText: the rule of a text cell, alone.
+func TestCSVText(t *testing.T) {
+	for in, want := range map[string]string{
+		"":              "",
+		"running shoes": "running shoes",
+		"=1+1":          "'=1+1",
+		"+1":            "'+1",
+		"-1 squared":    "'-1 squared",
+		"@sum(a1)":      "'@sum(a1)",
+		"\t=1":          "'\t=1",
+		"\r=1":          "'\r=1",
+		"a=1":           "a=1",
+		"'quoted":       "'quoted",
+		"1K – 10K":      "1K – 10K",
+		" =not first":   " =not first",
+	} {
+		if got := csvText(in); got != want {
+			t.Errorf("csvText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
