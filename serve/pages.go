@@ -245,7 +245,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	if name == "home" {
 		h.Set("Cache-Control", "public, max-age=300")
 	} else {
-		h.Set("Cache-Control", "no-store") // every view counts against the allowance
+		h["Cache-Control"] = cacheControlPrivate // every view counts against the allowance, or shows an account
 	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {

@@ -71,7 +71,7 @@ func TestKeywordPage(t *testing.T) {
 	if mustJSON(ds.access.admits) != "[1]" || mustJSON(ds.access.committed) != "[1]" {
 		t.Errorf("admits %v committed %v", ds.access.admits, ds.access.committed)
 	}
-	if w.Header().Get("RateLimit") == "" || w.Header().Get("Cache-Control") != "no-store" {
+	if w.Header().Get("RateLimit") == "" || w.Header().Get("Cache-Control") != "private, no-store" {
 		t.Errorf("header %v", w.Header())
 	}
 

@@ -314,7 +314,7 @@ func writeProblem(w http.ResponseWriter, he HTTPError) {
 	}
 	h.Set("Content-Type", ProblemContentType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
+	h["Cache-Control"] = cacheControlPrivate // a refusal may be counted, or speak of the caller's allowance
 	w.WriteHeader(he.Status)
 	w.Write(body)
 }

@@ -304,7 +304,7 @@ func requestKey(r *http.Request) string {
 
 // writeKey answers 201 with a key shown once.
 func writeKey(w http.ResponseWriter, key, tier string) error {
-	w.Header().Set("Cache-Control", "no-store") // the key is shown once; no cache may keep it
+	w.Header()["Cache-Control"] = cacheControlPrivate // the key is shown once; no cache may keep it
 	return writeJSON(w, http.StatusCreated, registerResponse{Key: key, Tier: tier})
 }
 
@@ -319,7 +319,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	if h.Get("Cache-Control") == "" {
-		h.Set("Cache-Control", "no-store")
+		h["Cache-Control"] = cacheControlPrivate
 	}
 	w.WriteHeader(status)
 	w.Write(out)

@@ -29,7 +29,7 @@ func TestRegister(t *testing.T) {
 		wantHeader  map[string]string
 	}{
 		{name: "code sent", body: `{"email":" ada@example.com "}`, wantStatus: 202, wantCalls: 1, wantMails: 1,
-			wantHeader: map[string]string{"Cache-Control": "no-store", "Content-Type": "application/json"}},
+			wantHeader: map[string]string{"Cache-Control": "private, no-store", "Content-Type": "application/json"}},
 		{name: "invalid per registrar", body: `{"email":"ada@localhost"}`, regErr: errors.Join(errors.New("no dot"), ErrInvalidEmail), wantStatus: 400, wantCode: CodeInvalidEmail, wantCalls: 1},
 		{name: "no at sign", body: `{"email":"ada"}`, wantStatus: 400, wantCode: CodeInvalidEmail},
 		{name: "empty email", body: `{"email":""}`, wantStatus: 400, wantCode: CodeInvalidEmail},
@@ -152,7 +152,7 @@ func TestRegisterVerify(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || !regexp.MustCompile(`^kw_\w+$`).MatchString(resp.Key) || resp.Tier != "registered" {
 				t.Errorf("answer %s (%v)", w.Body, err)
 			}
-			if w.Header().Get("Cache-Control") != "no-store" || ds.registrar.codes[0] != "424242" {
+			if w.Header().Get("Cache-Control") != "private, no-store" || ds.registrar.codes[0] != "424242" {
 				t.Errorf("Cache-Control %q, code passed %q", w.Header().Get("Cache-Control"), ds.registrar.codes)
 			}
 		})

@@ -178,19 +178,19 @@ func New(opt Options) *Server {
 	s.metrics = newMetrics(opt.Registry, s.index, s.now)
 	s.index = s.metrics.countDamage(s.index)
 	s.mcp = s.newMCPEndpoint()
-	s.handle("GET /v1/keyword", s.handleKeyword)
-	s.handle("GET /v1/intent", s.handleIntent)
+	s.handle("GET /v1/keyword", private(s.handleKeyword))
+	s.handle("GET /v1/intent", private(s.handleIntent))
 	s.handle("GET /v1/suggest", s.handleSuggest)
 	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
 	s.handle("GET /readyz", s.handleReadyz)
 	s.handle("GET /metrics", s.metrics.handle)
 	s.handle("GET /problems/{code}", s.handleProblem)
-	s.handle("POST /v1/keywords", s.handleBulk)
+	s.handle("POST /v1/keywords", private(s.handleBulk))
 	s.handleAccounts()
 	s.handle("GET /v1/openapi.json", s.handleOpenAPI)
 	s.handle("GET /llms.txt", s.handleLLMs)
-	s.handle("POST /mcp", s.handleMCP)
+	s.handle("POST /mcp", private(s.handleMCP))
 	s.handle("GET /", s.handleHome)
 	s.handle("GET /keyword", s.handleKeywordPage)
 	s.handle("GET /intent", s.handleIntentPage)
@@ -231,6 +231,21 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 	}
 	rt.allow = strings.Join(ms, ", ")
 	rt.cors = strings.Join(shared, ", ")
+}
+
+// cacheControlPrivate is the Cache-Control of every answer that is
+// counted or depends on the caller's key: a shared cache in front of the
+// server must neither answer it without counting nor hand it to another
+// caller. Public documents set their own public caching instead.
+var cacheControlPrivate = []string{"private, no-store"}
+
+// private marks every answer of h, refusals included, as
+// cacheControlPrivate.
+func private(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		w.Header()["Cache-Control"] = cacheControlPrivate
+		return h(w, r)
+	}
 }
 
 // match finds the route of a path, or nil.

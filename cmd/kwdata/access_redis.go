@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/netip"
+	"os"
 	"strings"
 
-	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
 )
 
@@ -30,43 +27,11 @@ func checkAccessURL(s string) error {
 
 // openRedisAccess connects to the Redis access store at url.
 func (m *Main) openRedisAccess(ctx context.Context, url string, opt access.Options) (*access.RedisStore, error) {
-	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: m.getenv(redisPasswordEnv)}, opt)
+	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: os.Getenv(redisPasswordEnv)}, opt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the access store: %w", err)
 	}
 	return s, nil
-}
-
-// counterStore is what the server needs of an access store to admit and
-// count requests; the embedded *access.Store and the shared
-// *access.RedisStore both have it.
-type counterStore interface {
-	Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*access.Reservation, error)
-	Ready() error
-}
-
-// admit admits a request through s, translating its errors into the
-// server's kinds.
-func admit(s counterStore, ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
-	res, err := s.Admit(ctx, r, client, n)
-	if err != nil {
-		var qe *access.QuotaError
-		switch {
-		case errors.Is(err, access.ErrInvalidKey):
-			return nil, fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
-		case errors.Is(err, access.ErrUnavailable):
-			return nil, fmt.Errorf("%w: %w", serve.ErrAccessUnavailable, err)
-		case errors.As(err, &qe):
-			// Numbers only: the server words the refusal, the same way in
-			// every answer.
-			h := http.Header{}
-			qe.Limits.SetHeaders(h)
-			return nil, &serve.QuotaError{Policy: qe.Policy, Quota: qe.Quota, Remaining: qe.Remaining,
-				Requested: qe.Requested, RetryAfter: qe.RetryAfter, Header: h}
-		}
-		return nil, err
-	}
-	return res, nil
 }
 
 func (m *Main) runAccess(ctx context.Context, args []string) error {
@@ -101,16 +66,16 @@ func (m *Main) runAccessMigrate(ctx context.Context, args []string, usage string
 	if err := existingData(*from); err != nil {
 		return err
 	}
-	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger, Now: m.now})
+	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger})
 	if err != nil {
 		return err
 	}
 	defer dst.Close()
-	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger, Now: m.now}, dst)
+	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger}, dst)
 	if err != nil {
 		return fmt.Errorf("cannot migrate the access store: %w", err)
 	}
-	fmt.Fprintf(m.Stdout, "copied %s and %s of this period to Redis; start the servers with --access %s\n", count(rep.Keys, "key", "keys"), count(rep.Counters, "counter", "counters"), redactedURL(*to))
+	fmt.Fprintf(m.Stdout, "copied %d keys and %d counters of this period to Redis; start the servers with --access %s\n", rep.Keys, rep.Counters, redactedURL(*to))
 	return nil
 }
 

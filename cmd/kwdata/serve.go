@@ -303,7 +303,8 @@ func (m *Main) openServeAccess(ctx context.Context, cfg serveConfig, reg prometh
 			return acc, nil, err
 		}
 		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
-		return serveAccess{accessAdapter{rs, m.now}, accessAdapter{rs, m.now}, billingAccounts{rs}}, func() {
+		a := rs.ForServer()
+		return serveAccess{a, a, a.ForBilling()}, func() {
 			if err := rs.Close(); err != nil {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
@@ -316,7 +317,8 @@ func (m *Main) openServeAccess(ctx context.Context, cfg serveConfig, reg prometh
 	if err != nil {
 		return acc, nil, fmt.Errorf("cannot open the access store: %w", err)
 	}
-	return serveAccess{accessAdapter{st, m.now}, accessAdapter{st, m.now}, st}, func() {
+	a := st.ForServer()
+	return serveAccess{a, a, a.ForBilling()}, func() {
 		if err := st.Close(); err != nil {
 			m.Logger.Error("cannot flush the access counters", "err", err)
 		}

@@ -545,8 +545,8 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 		if err := json.Unmarshal(r.body, &got); err != nil || !strings.HasPrefix(got.Key, "kwd_") {
 			t.Fatalf("answered %s (%v)", r.body, err)
 		}
-		if cc := r.header.Get("Cache-Control"); cc != "no-store" {
-			t.Errorf("a key answered with Cache-Control %q, want no-store", cc)
+		if cc := r.header.Get("Cache-Control"); cc != "private, no-store" {
+			t.Errorf("a key answered with Cache-Control %q, want private, no-store", cc)
 		}
 		return got.Key
 	}

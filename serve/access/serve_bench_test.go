@@ -1,4 +1,4 @@
-package serve
+package access
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os/exec"
 	"sync/atomic"
 	"testing"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
-	"github.com/kwdata/kwdata/serve/access"
+	"github.com/kwdata/kwdata/serve"
 )
 
 // readOnlyIndex is a lock-free kw.Index over a fixed map, so that parallel
@@ -34,23 +33,6 @@ func (x *readOnlyIndex) Lookup(_ context.Context, country, keyword string) (kw.E
 
 func (x *readOnlyIndex) Info() (kw.IndexInfo, bool) { return x.info, true }
 
-// storeAccess adapts access.Store (or access.RedisStore) to Access the
-// way cmd/kwdata does, minus the error translation a benchmark that is
-// never refused does not need.
-type storeAccess struct {
-	s interface {
-		Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (*access.Reservation, error)
-	}
-}
-
-func (a storeAccess) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (Ticket, error) {
-	res, err := a.s.Admit(ctx, r, client, n)
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
 // BenchmarkServeParallel measures GET /v1/keyword through Server.ServeHTTP
 // on every core, with the real access store: "paid" is the uncounted path
 // of a paid key, "registered" and "anonymous" are counted (allowances set
@@ -61,16 +43,17 @@ func (a storeAccess) Admit(ctx context.Context, r *http.Request, client netip.Ad
 // on a redis-server on loopback (skipped when it is not installed): a
 // counted request pays one round trip, a paid one none.
 func BenchmarkServeParallel(b *testing.B) {
-	fake := newFakeIndex(b)
-	idx := &readOnlyIndex{info: fake.info, entries: map[[2]string]kw.Entry{}}
-	base := fake.entries[[2]string{"US", "running shoes"}]
+	idx := &readOnlyIndex{info: kw.IndexInfo{Version: "20261122T030000Z", DataDate: "2026-11-21", Countries: map[string]int{"US": 1000}},
+		entries: map[[2]string]kw.Entry{}}
+	volume, cpc, competition := int64(301000), int64(1_234_999), 0.87
+	base := kw.Entry{Keyword: "running shoes", Country: "US", Volume: &volume, CPCMicros: &cpc, Competition: &competition, Intent: "running shoes"}
 	const nKeywords = 1000
 	for i := range nKeywords {
 		e := base
 		e.Keyword = fmt.Sprintf("running shoes %d", i)
 		idx.entries[[2]string{"US", e.Keyword}] = e
 	}
-	st, err := access.Open(access.Options{
+	st, err := Open(Options{
 		Dir:                b.TempDir(),
 		AnonymousPerDay:    1 << 60,
 		RegisteredPerMonth: 1 << 60,
@@ -81,53 +64,53 @@ func BenchmarkServeParallel(b *testing.B) {
 	}
 	b.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	regKey, _, err := st.CreateKey(ctx, access.Registered, "", time.Time{})
+	regKey, _, err := st.CreateKey(ctx, Registered, "", time.Time{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	paidKey, _, err := st.CreateKey(ctx, access.Paid, "", time.Time{})
+	paidKey, _, err := st.CreateKey(ctx, Paid, "", time.Time{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	type benchCase struct {
 		name      string
-		access    Access
+		access    serve.Access
 		key       string
 		rateLimit bool // counted answers carry RateLimit fields
 	}
 	cases := []benchCase{
 		{"no_access", nil, "", false},
-		{"paid", storeAccess{st}, paidKey, false},
-		{"registered", storeAccess{st}, regKey, true},
-		{"anonymous", storeAccess{st}, "", true},
+		{"paid", st.ForServer(), paidKey, false},
+		{"registered", st.ForServer(), regKey, true},
+		{"anonymous", st.ForServer(), "", true},
 	}
 	if _, err := exec.LookPath("redis-server"); err == nil {
 		rd := testservers.StartRedis(b)
-		rs, err := access.OpenRedis(ctx, access.RedisOptions{URL: rd.URL()}, access.Options{
+		rs, err := OpenRedis(ctx, RedisOptions{URL: rd.URL()}, Options{
 			AnonymousPerDay: 1 << 60, RegisteredPerMonth: 1 << 60,
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { rs.Close() })
-		regKey, _, err := rs.CreateKey(ctx, access.Registered, "", time.Time{})
+		regKey, _, err := rs.CreateKey(ctx, Registered, "", time.Time{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		paidKey, _, err := rs.CreateKey(ctx, access.Paid, "", time.Time{})
+		paidKey, _, err := rs.CreateKey(ctx, Paid, "", time.Time{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		cases = append(cases,
-			benchCase{"redis_paid", storeAccess{rs}, paidKey, false},
-			benchCase{"redis_registered", storeAccess{rs}, regKey, true},
-			benchCase{"redis_anonymous", storeAccess{rs}, "", true})
+			benchCase{"redis_paid", rs.ForServer(), paidKey, false},
+			benchCase{"redis_registered", rs.ForServer(), regKey, true},
+			benchCase{"redis_anonymous", rs.ForServer(), "", true})
 	} else {
 		b.Log("redis-server is not installed: no redis_* cases")
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			s := New(Options{Index: idx, Access: bc.access, Logger: slog.New(slog.DiscardHandler)})
+			s := serve.New(serve.Options{Index: idx, Access: bc.access, Logger: slog.New(slog.DiscardHandler)})
 			reqs := make([]*http.Request, nKeywords)
 			for i := range reqs {
 				r := httptest.NewRequest("GET", fmt.Sprintf("/v1/keyword?q=running+shoes+%d&country=us", i), nil)
@@ -157,3 +140,10 @@ func BenchmarkServeParallel(b *testing.B) {
 		})
 	}
 }
+
+// discardWriter is a ResponseWriter that keeps nothing but its header.
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(int)             {}
