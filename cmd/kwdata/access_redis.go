@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/kwdata/kwdata/serve/access"
@@ -27,7 +26,7 @@ func checkAccessURL(s string) error {
 
 // openRedisAccess connects to the Redis access store at url.
 func (m *Main) openRedisAccess(ctx context.Context, url string, opt access.Options) (*access.RedisStore, error) {
-	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: os.Getenv(redisPasswordEnv)}, opt)
+	s, err := access.OpenRedis(ctx, access.RedisOptions{URL: url, Password: m.getenv(redisPasswordEnv)}, opt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the access store: %w", err)
 	}
@@ -66,16 +65,16 @@ func (m *Main) runAccessMigrate(ctx context.Context, args []string, usage string
 	if err := existingData(*from); err != nil {
 		return err
 	}
-	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger})
+	dst, err := m.openRedisAccess(ctx, *to, access.Options{Logger: m.Logger, Now: m.now})
 	if err != nil {
 		return err
 	}
 	defer dst.Close()
-	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger}, dst)
+	rep, err := access.MigrateToRedis(ctx, access.Options{Dir: accessDir(*from), Logger: m.Logger, Now: m.now}, dst)
 	if err != nil {
 		return fmt.Errorf("cannot migrate the access store: %w", err)
 	}
-	fmt.Fprintf(m.Stdout, "copied %d keys and %d counters of this period to Redis; start the servers with --access %s\n", rep.Keys, rep.Counters, redactedURL(*to))
+	fmt.Fprintf(m.Stdout, "copied %s and %s of this period to Redis; start the servers with --access %s\n", count(rep.Keys, "key", "keys"), count(rep.Counters, "counter", "counters"), redactedURL(*to))
 	return nil
 }
 
