@@ -646,7 +646,7 @@ func (env *tiersEnv) testBilling(t *testing.T) {
 	t.Setenv("STRIPE_WEBHOOK_SECRET", secret)
 	data := env.fresh(t)
 	key, id := env.createKey(t, data, "--tier", "registered", "--email", "payer@example.com")
-	s := env.start(t, data, "--stripe-price", "price_kwdata", "--stripe-api", api)
+	s := env.start(t, data, "--stripe-price", testservers.StripeMockPrice, "--stripe-api", api)
 	auth := []string{"Authorization", "Bearer " + key}
 	_, monthEnd := tiersMonth(time.Now())
 	for i := range 3 {
@@ -673,7 +673,7 @@ func (env *tiersEnv) testBilling(t *testing.T) {
 	completed := event("evt_checkout", "checkout.session.completed",
 		`{"id": "cs_test_1", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_kwdata", "subscription": "sub_kwdata"}`)
 	deleted := event("evt_deleted", "customer.subscription.deleted",
-		`{"id": "sub_kwdata", "object": "subscription", "customer": "cus_kwdata", "status": "canceled"}`)
+		`{"id": "sub_kwdata", "object": "subscription", "customer": "cus_kwdata", "status": "canceled", "items": {"object": "list", "data": [{"id": "si_1", "object": "subscription_item", "price": "`+testservers.StripeMockPrice+`"}]}}`)
 
 	tiersWantStatus(t, post(completed, "whsec_wrong"), 400, "invalid_signature")
 	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/webhook", completed), 400, "invalid_signature")

@@ -1,8 +1,10 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -129,8 +131,13 @@ func TestCheckoutBuysOnlyThePaidTier(t *testing.T) {
 	} {
 		t.Run(tc.status+"/"+tc.price, func(t *testing.T) {
 			st, fake, store, key, rec := newFakeBilling(t)
+			var logged bytes.Buffer
+			st.log = slog.New(slog.NewTextHandler(&logged, nil))
 			fake.set(tc.status, tc.price)
 			postEvent(t, st, checkoutEvent("evt_1", rec.ID, "sub_1"))
+			if refused := strings.Contains(logged.String(), "Stripe event refused"); refused == tc.paid || (refused && !strings.Contains(logged.String(), "subscription=sub_1")) {
+				t.Errorf("a checkout of a %s subscription of %s logged:\n%s", tc.status, tc.price, logged.String())
+			}
 			if !fake.asked("GET /v1/subscriptions/sub_1") {
 				t.Fatal("the subscription was not read from Stripe")
 			}
