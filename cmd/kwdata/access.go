@@ -43,7 +43,7 @@ func (a accessAdapter) StartSignup(ctx context.Context, email string, client net
 	if err != nil {
 		return serve.Signup{}, signupError(err)
 	}
-	return serve.Signup{Email: su.Email, Code: su.Code, Replaces: su.Replaces, Expires: su.Expires}, nil
+	return serve.Signup{Email: su.Email, To: su.To, Code: su.Code, Replaces: su.Replaces, Expires: su.Expires}, nil
 }
 
 func (a accessAdapter) VerifySignup(ctx context.Context, email, code string) (string, error) {

@@ -39,7 +39,9 @@ func TestFoldInternationalEmail(t *testing.T) {
 
 // TestOneAccountPerInternationalMailbox: an account made with one spelling
 // holds the mailbox against the other, for the operator and for sign-up.
-func TestOneAccountPerInternationalMailbox(t *testing.T) { forBackends(t, testOneAccountPerInternationalMailbox) }
+func TestOneAccountPerInternationalMailbox(t *testing.T) {
+	forBackends(t, testOneAccountPerInternationalMailbox)
+}
 
 func testOneAccountPerInternationalMailbox(t *testing.T, b backend) {
 	_, open := b.start(t, func(o *Options) { o.RegistrationsPerAddressPerDay = 100 })
@@ -55,5 +57,27 @@ func testOneAccountPerInternationalMailbox(t *testing.T, b backend) {
 		if su := mustStart(t, s, p[1]); !su.Replaces {
 			t.Errorf("a code for %+q after an account of %+q does not replace its key", p[1], p[0])
 		}
+	}
+}
+
+// TestLostKeyCodeGoesToTheAccount: a code asked for another spelling of a
+// mailbox that has an account is mailed to the account's own address,
+// while the answer keeps the address asked for; a new mailbox's code goes
+// where it was asked.
+func TestLostKeyCodeGoesToTheAccount(t *testing.T) { forBackends(t, testLostKeyCodeGoesToTheAccount) }
+
+func testLostKeyCodeGoesToTheAccount(t *testing.T, b backend) {
+	_, open := b.start(t)
+	s := open()
+	if _, _, err := s.CreateKey(ctx, Registered, "Ann@corp.test", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	su := mustStart(t, s, "ann+x@corp.test")
+	if !su.Replaces || su.To != "ann@corp.test" || su.Email != "ann+x@corp.test" {
+		t.Errorf("a code for ann+x@ with an account of ann@: %+v, want it mailed to ann@corp.test", su)
+	}
+	su = mustStart(t, s, "bob+x@corp.test")
+	if su.Replaces || su.To != "bob+x@corp.test" {
+		t.Errorf("a code for a new mailbox: %+v, want it mailed to bob+x@corp.test", su)
 	}
 }
