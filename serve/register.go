@@ -68,7 +68,8 @@ type AccountInfo struct {
 
 // Signup is a one-time code to mail, from Registrar.StartSignup.
 type Signup struct {
-	Email    string    // the address to mail, as normalized
+	Email    string    // the address asked for, as normalized; the answer names it
+	To       string    // the address to mail: the account's own when the mailbox has one
 	Code     string    // the code, in clear text only here
 	Replaces bool      // the mailbox holds a key, which the code replaces
 	Expires  time.Time // when the code stops working
@@ -243,7 +244,11 @@ func signupMail(su Signup, base string) Mail {
 	}
 	fmt.Fprintf(&b, "The code works for %d minutes, until %s UTC.\n", int(codeTTL/time.Minute), su.Expires.UTC().Format("15:04"))
 	fmt.Fprintf(&b, "Enter it at %s/register, or send\n  POST %s/v1/register/verify {\"email\": %q, \"code\": %q}\n", base, base, su.Email, su.Code)
-	return Mail{To: su.Email, Subject: "Your kwdata code: " + su.Code, Text: b.String()}
+	to := su.To
+	if to == "" {
+		to = su.Email
+	}
+	return Mail{To: to, Subject: "Your kwdata code: " + su.Code, Text: b.String()}
 }
 
 // handleRegisterVerify answers POST /v1/register/verify: the key, once.

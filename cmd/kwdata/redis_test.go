@@ -266,7 +266,7 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 		ss = append(ss, env.startEnv(t, []string{"STRIPE_SECRET_KEY=sk_test_kwdata", "STRIPE_WEBHOOK_SECRET=" + secret},
 			env.fresh(t), "--access", rd.URL(), "--trusted-proxy", "127.0.0.1/32",
 			"--smtp-url", "smtp://"+mp.SMTP, "--mail-from", "kwdata <no-reply@kwdata.example>",
-			"--stripe-price", "price_kwdata", "--stripe-api", api))
+			"--stripe-price", testservers.StripeMockPrice, "--stripe-api", api))
 	}
 	a, b := ss[0], ss[1]
 	q := env.keywords[0]
@@ -310,7 +310,7 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 	completed := event("evt_redis_checkout", "checkout.session.completed",
 		`{"id": "cs_test_r", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_redis", "subscription": "sub_redis"}`)
 	deleted := event("evt_redis_deleted", "customer.subscription.deleted",
-		`{"id": "sub_redis", "object": "subscription", "customer": "cus_redis", "status": "canceled"}`)
+		`{"id": "sub_redis", "object": "subscription", "customer": "cus_redis", "status": "canceled", "items": {"object": "list", "data": [{"id": "si_1", "object": "subscription_item", "price": "`+testservers.StripeMockPrice+`"}]}}`)
 
 	tiersWantStatus(t, b.do(t, "POST", "/v1/billing/checkout", "", auth...), 201, "")
 	tiersWantStatus(t, post(a, completed), 200, "")

@@ -513,8 +513,9 @@ func (env *tiersEnv) testCrashRestart(t *testing.T) {
 
 // testRegister: sign-up end to end through a real SMTP server (Mailpit):
 // the code arrives by mail and is traded for a key; the same mailbox in
-// another spelling gets the same answer and a code that replaces the key
-// (count kept); rotation replaces it again; bad input and a wrong code are
+// another spelling gets the same answer, and a code that replaces the key
+// (count kept) mailed to the account's own address, never to the one
+// typed; rotation replaces it again; bad input and a wrong code are
 // refused; a few codes per address and day.
 func (env *tiersEnv) testRegister(t *testing.T) {
 	mp := testservers.StartMailpit(t, false)
@@ -552,13 +553,13 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 	}
 	_, monthEnd := tiersMonth(env.now())
 
-	r := register("tiers-1+news@example.com")
+	r := register("tiers-1@example.com")
 	if r.status == 404 && r.code == "not_found" {
 		t.Fatal("POST /v1/register answered 404 not_found: kwdata serve does not wire up registration")
 	}
 	tiersWantStatus(t, r, 202, "")
 	first := string(r.body)
-	code, text := codeFor("tiers-1+news@example.com")
+	code, text := codeFor("tiers-1@example.com")
 	if strings.Contains(text, "stops working") {
 		t.Errorf("the first code's mail speaks of replacing a key:\n%s", text)
 	}
@@ -566,23 +567,28 @@ func (env *tiersEnv) testRegister(t *testing.T) {
 	if code == wrong {
 		wrong = "111111"
 	}
-	tiersWantStatus(t, verify("tiers-1+news@example.com", wrong), 400, "invalid_code")
-	key := keyOf(verify("tiers-1+news@example.com", code))
+	tiersWantStatus(t, verify("tiers-1@example.com", wrong), 400, "invalid_code")
+	key := keyOf(verify("tiers-1@example.com", code))
 	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), tiersMonthly(env.now()), 499, monthEnd)
-	tiersWantStatus(t, verify("tiers-1+news@example.com", code), 400, "invalid_code") // used
+	tiersWantStatus(t, verify("tiers-1@example.com", code), 400, "invalid_code") // used
 
 	// The same mailbox, spelled otherwise: the same answer (nothing tells
-	// it is registered), and a code that replaces the key.
-	r = register("Tiers-1@Example.com")
+	// it is registered), and a code that replaces the key, mailed to the
+	// account's address: whoever owns tiers-1+x@ does not own tiers-1@.
+	r = register("Tiers-1+X@Example.com")
 	tiersWantStatus(t, r, 202, "")
-	if strings.ReplaceAll(first, "tiers-1+news@example.com", "tiers-1@example.com") != string(r.body) {
+	if strings.ReplaceAll(first, "tiers-1@example.com", "tiers-1+x@example.com") != string(r.body) {
 		t.Errorf("a registered mailbox is answered otherwise:\n%s\n%s", first, r.body)
 	}
-	code, text = codeFor("tiers-1@example.com")
-	if !strings.Contains(text, "stops working") {
-		t.Errorf("the mail of a registered mailbox does not say the key is replaced:\n%s", text)
+	if n := mp.Count(t); n != 2 {
+		t.Fatalf("Mailpit holds %d messages after two codes, want 2", n)
 	}
-	key2 := keyOf(verify("tiers-1@example.com", code))
+	msg := mp.Last(t, "tiers-1@example.com")
+	if len(msg.To) != 1 || msg.To[0].Address != "tiers-1@example.com" || !strings.Contains(msg.Text, "stops working") {
+		t.Fatalf("the code that replaces the key of tiers-1@example.com was not mailed to it (asked as tiers-1+x@); its newest mail:\n%+v", msg)
+	}
+	code, _ = codeFor("tiers-1@example.com")
+	key2 := keyOf(verify("tiers-1+x@example.com", code))
 	tiersWantStatus(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key), 401, "invalid_key")
 	tiersWantLimit(t, s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key2), tiersMonthly(env.now()), 498, monthEnd)
 
@@ -636,7 +642,7 @@ func (env *tiersEnv) testBilling(t *testing.T) {
 	data := env.fresh(t)
 	key, id := env.createKey(t, data, "--tier", "registered", "--email", "payer@example.com")
 	s := env.startEnv(t, []string{"STRIPE_SECRET_KEY=sk_test_kwdata", "STRIPE_WEBHOOK_SECRET=" + secret},
-		data, "--stripe-price", "price_kwdata", "--stripe-api", api)
+		data, "--stripe-price", testservers.StripeMockPrice, "--stripe-api", api)
 	auth := []string{"Authorization", "Bearer " + key}
 	_, monthEnd := tiersMonth(env.now())
 	for i := range 3 {
@@ -663,7 +669,7 @@ func (env *tiersEnv) testBilling(t *testing.T) {
 	completed := event("evt_checkout", "checkout.session.completed",
 		`{"id": "cs_test_1", "object": "checkout.session", "mode": "subscription", "client_reference_id": "`+id+`", "customer": "cus_kwdata", "subscription": "sub_kwdata"}`)
 	deleted := event("evt_deleted", "customer.subscription.deleted",
-		`{"id": "sub_kwdata", "object": "subscription", "customer": "cus_kwdata", "status": "canceled"}`)
+		`{"id": "sub_kwdata", "object": "subscription", "customer": "cus_kwdata", "status": "canceled", "items": {"object": "list", "data": [{"id": "si_1", "object": "subscription_item", "price": "`+testservers.StripeMockPrice+`"}]}}`)
 
 	tiersWantStatus(t, post(completed, "whsec_wrong"), 400, "invalid_signature")
 	tiersWantStatus(t, s.do(t, "POST", "/v1/billing/webhook", completed), 400, "invalid_signature")

@@ -27,6 +27,11 @@ const (
 	VersityGWVersion  = "v1.8.0"
 )
 
+// StripeMockPrice is the price of every subscription stripe-mock
+// StripeMockVersion answers: the --stripe-price of tests whose checkout
+// must buy the paid tier.
+const StripeMockPrice = "price_1PgafmB7WZ01zgkW6dKueIc5"
+
 // SkipForTool skips tb because tool is missing, noting it in the file
 // $KWDATA_SKIPPED names so that make test can list what it did not check
 // and how to get the tool. Where they must run ($KWDATA_REQUIRE_SERVERS

@@ -5,6 +5,9 @@ import (
 	"net/mail"
 	"strings"
 	"unicode"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/text/unicode/norm"
 )
 
 // NormalizeEmail checks that s is a plain address such as name@example.com
@@ -65,16 +68,23 @@ func validLabel(l string) bool {
 
 // FoldEmail returns the mailbox a normalized address delivers to, the
 // form in which one active key per mailbox is enforced: the address in
-// lower case without a "+tag" suffix of the local part, and for Gmail
-// (gmail.com, googlemail.com) without the dots of the local part, which
-// Gmail ignores, and with googlemail.com read as gmail.com. The stored
-// email stays as given; only the uniqueness check folds. Empty stays
-// empty.
+// lower case, its local part composed (Unicode NFC) and without a "+tag"
+// suffix, its domain in Unicode (IDNA, so that xn--bcher-kva.example is
+// bücher.example), and for Gmail (gmail.com, googlemail.com) without the
+// dots of the local part, which Gmail ignores, and with googlemail.com
+// read as gmail.com. The stored email stays as given; only the uniqueness
+// check folds. Empty stays empty.
 func FoldEmail(email string) string {
-	email = strings.ToLower(email)
 	local, domain, ok := strings.Cut(email, "@")
 	if !ok {
-		return email
+		return strings.ToLower(email)
+	}
+	local = strings.ToLower(norm.NFC.String(local))
+	if u, err := idna.Lookup.ToUnicode(domain); err == nil {
+		domain = u
+	} else {
+		// Not a valid IDNA name: no other spelling reaches it.
+		domain = strings.ToLower(norm.NFC.String(domain))
 	}
 	if i := strings.IndexByte(local, '+'); i > 0 {
 		local = local[:i]

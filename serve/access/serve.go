@@ -74,7 +74,7 @@ func (a ServeAdapter) StartSignup(ctx context.Context, email string, client neti
 	if err != nil {
 		return serve.Signup{}, signupError(err)
 	}
-	return serve.Signup{Email: su.Email, Code: su.Code, Replaces: su.Replaces, Expires: su.Expires}, nil
+	return serve.Signup{Email: su.Email, To: su.To, Code: su.Code, Replaces: su.Replaces, Expires: su.Expires}, nil
 }
 
 // VerifySignup trades a sign-up code for a registered key

@@ -60,8 +60,12 @@ type pendingCode struct {
 
 // Signup is a code to mail, from StartSignup.
 type Signup struct {
-	// Email is the address to send to, as normalized.
+	// Email is the address asked for, as normalized.
 	Email string
+	// To is the address to mail the code to: the one stored on the
+	// mailbox's account when it has one (a code for ann+x@ re-keys the
+	// account of ann@, so only ann@ may read it), else Email.
+	To string
 	// Code is the one-time code, in clear text only here.
 	Code string
 	// Replaces is true when the mailbox already holds an active key:
@@ -258,9 +262,17 @@ func startSignup(ctx context.Context, b accountBackend, email string, client net
 			return &QuotaError{Limits: Limits{Policy: policyRegistrations, Quota: CodesPerMailboxPerDay},
 				RetryAfter: midnight.Sub(t.now), err: ErrTooManyRegistrations}
 		}
-		_, su.Replaces, err = t.activeOf(mb)
+		id, taken, err := t.activeOf(mb)
 		if err != nil {
 			return err
+		}
+		su.Replaces, su.To = taken, email
+		if taken {
+			_, sk, err := t.find(id)
+			if err != nil {
+				return fmt.Errorf("cannot read the account of mailbox %s: %w", mb, err)
+			}
+			su.To = sk.Email
 		}
 		su.Expires = t.now.Add(CodeTTL)
 		p.Email, p.Hash, p.Expires, p.Attempts = email, codeHash(mb, su.Code), su.Expires, 0

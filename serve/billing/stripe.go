@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/stripe/stripe-go/v85"
@@ -98,11 +99,17 @@ func (s *Stripe) account(ctx context.Context, key string) (access.KeyRecord, acc
 }
 
 // Checkout starts a subscription to the paid tier for the account of key
-// and returns the Stripe Checkout page to send the person to.
+// and returns the Stripe Checkout page to send the person to. An account
+// that already pays through Stripe gets its Billing Portal page instead.
 func (s *Stripe) Checkout(ctx context.Context, key string) (string, error) {
 	rec, b, err := s.account(ctx, key)
 	if err != nil {
 		return "", err
+	}
+	if rec.ActiveTier(s.opt.Now()) == access.Paid && b.Customer != "" {
+		// A second subscription would charge the account twice for the
+		// same tier; the portal is where a paying account goes.
+		return s.portal(ctx, b)
 	}
 	p := &stripe.CheckoutSessionCreateParams{
 		Mode:              stripe.String(string(stripe.CheckoutSessionModeSubscription)),
@@ -131,6 +138,10 @@ func (s *Stripe) Portal(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return s.portal(ctx, b)
+}
+
+func (s *Stripe) portal(ctx context.Context, b access.Billing) (string, error) {
 	if b.Customer == "" {
 		return "", serve.ErrNoSubscription
 	}
@@ -157,6 +168,13 @@ func (s *Stripe) Webhook(ctx context.Context, payload []byte, signature string) 
 	}
 	log := s.log.With("event", ev.ID, "type", string(ev.Type))
 	change, ok, err := s.change(ctx, ev)
+	var ref refusal
+	if errors.As(err, &ref) {
+		// Answered 200: Stripe sending it again would not change it.
+		log.Warn("Stripe event refused; the account is unchanged", "reason", ref.why,
+			"subscription", ref.subscription, "status", ref.status, "prices", ref.prices)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("cannot read Stripe event %s (%s): %w", ev.ID, ev.Type, err)
 	}
@@ -182,8 +200,37 @@ func (s *Stripe) Webhook(ctx context.Context, payload []byte, signature string) 
 	return nil
 }
 
+// refusal is why change turned down an event that buys no paid tier: a
+// subscription that is not of the paid tier's price, or not paid.
+type refusal struct {
+	why, subscription, status string
+	prices                    []string
+}
+
+func (r refusal) Error() string { return r.why }
+
+// prices lists the prices of a subscription's items.
+func prices(sub *stripe.Subscription) []string {
+	var ps []string
+	if sub.Items != nil {
+		for _, it := range sub.Items.Data {
+			if it != nil && it.Price != nil {
+				ps = append(ps, it.Price.ID)
+			}
+		}
+	}
+	return ps
+}
+
+// ofPrice reports whether a subscription holds the paid tier's price.
+func (s *Stripe) ofPrice(sub *stripe.Subscription) bool {
+	return slices.Contains(prices(sub), s.opt.Price)
+}
+
 // change reads what an event does to an account; ok is false for events
-// that do nothing.
+// that do nothing. Only subscriptions of the configured price move an
+// account, so that another product sold on the same Stripe account never
+// buys the paid tier; it returns a refusal for those it turns down.
 func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingChange, bool, error) {
 	var c access.BillingChange
 	yes, no := true, false
@@ -205,6 +252,14 @@ func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingCha
 		if err != nil {
 			return c, false, fmt.Errorf("cannot read subscription %s: %w", c.Subscription, err)
 		}
+		switch {
+		case !s.ofPrice(sub):
+			return c, false, refusal{why: "the checkout's subscription is not of the paid tier's price (--stripe-price)",
+				subscription: sub.ID, status: string(sub.Status), prices: prices(sub)}
+		case sub.Status != stripe.SubscriptionStatusActive && sub.Status != stripe.SubscriptionStatusTrialing:
+			return c, false, refusal{why: "the checkout's subscription is neither active nor trialing",
+				subscription: sub.ID, status: string(sub.Status), prices: prices(sub)}
+		}
 		c.Status, c.PaidUntil = string(sub.Status), periodEnd(sub)
 		if !c.PaidUntil.After(s.opt.Now()) {
 			// A subscription paid a moment ago ends in the future; an
@@ -221,6 +276,10 @@ func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingCha
 		}
 		if sub.ID == "" {
 			return c, false, nil
+		}
+		if !s.ofPrice(&sub) {
+			return c, false, refusal{why: "the subscription is not of the paid tier's price (--stripe-price)",
+				subscription: sub.ID, status: string(sub.Status), prices: prices(&sub)}
 		}
 		c.Subscription, c.Status = sub.ID, string(sub.Status)
 		if sub.Customer != nil {
@@ -244,6 +303,10 @@ func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingCha
 		if sub.ID == "" {
 			return c, false, nil
 		}
+		if !s.ofPrice(&sub) {
+			return c, false, refusal{why: "the subscription is not of the paid tier's price (--stripe-price)",
+				subscription: sub.ID, status: string(sub.Status), prices: prices(&sub)}
+		}
 		c.Subscription, c.Ended = sub.ID, true
 		if sub.Customer != nil {
 			c.Customer = sub.Customer.ID
@@ -266,13 +329,30 @@ func (s *Stripe) change(ctx context.Context, ev stripe.Event) (access.BillingCha
 			c.PaymentFailed = &yes
 			break
 		}
+		if c.Subscription == "" {
+			// A one-off invoice buys what it lists, never time on the
+			// paid tier.
+			return c, false, refusal{why: "the paid invoice is of no subscription"}
+		}
 		c.PaymentFailed = &no
+		var lines []*stripe.InvoiceLineItem
 		if inv.Lines != nil {
-			for _, l := range inv.Lines.Data {
-				if l.Period != nil && l.Period.End > c.PaidUntil.Unix() {
-					c.PaidUntil = time.Unix(l.Period.End, 0).UTC()
-				}
+			lines = inv.Lines.Data
+		}
+		ofPrice := false
+		for _, l := range lines {
+			if l == nil || l.Pricing == nil || l.Pricing.PriceDetails == nil ||
+				l.Pricing.PriceDetails.Price == nil || l.Pricing.PriceDetails.Price.ID != s.opt.Price {
+				continue // another product's line
 			}
+			ofPrice = true
+			if l.Period != nil && l.Period.End > c.PaidUntil.Unix() {
+				c.PaidUntil = time.Unix(l.Period.End, 0).UTC()
+			}
+		}
+		if !ofPrice {
+			return c, false, refusal{why: "the paid invoice has no line of the paid tier's price (--stripe-price)",
+				subscription: c.Subscription}
 		}
 	default:
 		return c, false, nil

@@ -30,7 +30,7 @@ func newTestBilling(tb testing.TB) (*Stripe, *access.Store, string, access.KeyRe
 	if err != nil {
 		tb.Fatal(err)
 	}
-	st, err := New(Options{SecretKey: "sk_test_x", WebhookSecret: testSecret, Price: "price_x", PublicURL: "https://kwdata.example", API: api}, store)
+	st, err := New(Options{SecretKey: "sk_test_x", WebhookSecret: testSecret, Price: testservers.StripeMockPrice, PublicURL: "https://kwdata.example", API: api}, store)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,7 +45,9 @@ func event(id, typ, object string) string {
 	return `{"id": "` + id + `", "object": "event", "api_version": "2025-09-30.clover", "type": "` + typ + `", "data": {"object": ` + object + `}}`
 }
 
-// TestWebhookEvents: each event type moves the account as documented.
+// TestWebhookEvents: each event type moves the account as documented; the
+// checkout's subscription, read from stripe-mock, is active and of the
+// configured price.
 func TestWebhookEvents(t *testing.T) {
 	st, store, key, rec := newTestBilling(t)
 	ctx := context.Background()
@@ -71,13 +73,13 @@ func TestWebhookEvents(t *testing.T) {
 	}
 	end := time.Now().AddDate(0, 2, 0).Truncate(time.Second).UTC()
 	post(event("evt_2", "customer.subscription.updated", fmt.Sprintf(
-		`{"id": "sub_1", "object": "subscription", "customer": "cus_1", "status": "active", "cancel_at_period_end": true, "items": {"object": "list", "data": [{"id": "si_1", "object": "subscription_item", "current_period_end": %d}]}}`, end.Unix())))
+		`{"id": "sub_1", "object": "subscription", "customer": "cus_1", "status": "active", "cancel_at_period_end": true, "items": {"object": "list", "data": [{"id": "si_1", "object": "subscription_item", "price": %q, "current_period_end": %d}]}}`, testservers.StripeMockPrice, end.Unix())))
 	if r, b := state(); !r.PaidUntil.Equal(end) || !b.CancelAtPeriodEnd || b.Status != "active" {
 		t.Errorf("after an update: %+v %+v; want paid until %s, cancelling", r, b, end)
 	}
 	later := end.AddDate(0, 1, 0)
 	post(event("evt_3", "invoice.paid", fmt.Sprintf(
-		`{"id": "in_1", "object": "invoice", "customer": "cus_1", "parent": {"type": "subscription_details", "subscription_details": {"subscription": "sub_1"}}, "lines": {"object": "list", "data": [{"id": "il_1", "object": "line_item", "period": {"start": %d, "end": %d}}]}}`, end.Unix(), later.Unix())))
+		`{"id": "in_1", "object": "invoice", "customer": "cus_1", "parent": {"type": "subscription_details", "subscription_details": {"subscription": "sub_1"}}, "lines": {"object": "list", "data": [{"id": "il_1", "object": "line_item", "pricing": {"type": "price_details", "price_details": {"price": %q}}, "period": {"start": %d, "end": %d}}]}}`, testservers.StripeMockPrice, end.Unix(), later.Unix())))
 	if r, _ := state(); !r.PaidUntil.Equal(later) {
 		t.Errorf("after invoice.paid: paid until %s, want %s", r.PaidUntil, later)
 	}
@@ -85,7 +87,7 @@ func TestWebhookEvents(t *testing.T) {
 	if _, b := state(); b.PaymentFailed.IsZero() {
 		t.Error("a failed payment is not recorded")
 	}
-	post(event("evt_5", "customer.subscription.deleted", `{"id": "sub_1", "object": "subscription", "customer": "cus_1", "status": "canceled"}`))
+	post(event("evt_5", "customer.subscription.deleted", `{"id": "sub_1", "object": "subscription", "customer": "cus_1", "status": "canceled", "items": {"object": "list", "data": [{"id": "si_1", "object": "subscription_item", "price": "`+testservers.StripeMockPrice+`"}]}}`))
 	if r, _ := state(); r.ActiveTier(time.Now()) != access.Registered {
 		t.Errorf("after the end: %s", r.Tier)
 	}
