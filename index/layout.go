@@ -177,7 +177,8 @@ func SetCurrent(data, id string) error {
 }
 
 // ListBuilds returns the ids of the complete builds under <data>/index/
-// (those with a manifest), oldest first: ids begin with their build time.
+// (those with a manifest), oldest first to the second: ids begin with
+// their build time, then a random suffix that orders builds of one second.
 // Builds in progress, and the leftovers of builds that crashed, are named
 // .building-<id> and are not listed; they are safe to delete when no build
 // is running.

@@ -396,7 +396,10 @@ func TestFailedUploadLeavesNoBuild(t *testing.T) {
 	if id == before || !strings.Contains(out, "uploaded index "+id+" to "+loc) {
 		t.Fatalf("build-index --publish printed %q; CURRENT = %s, want a new build uploaded", out, id)
 	}
-	if ids, err := index.ListBuilds(data); err != nil || !slices.Equal(ids, []string{before, id}) {
+	// Two builds of one second sort by their random suffix, not by age.
+	want := []string{before, id}
+	slices.Sort(want)
+	if ids, err := index.ListBuilds(data); err != nil || !slices.Equal(ids, want) {
 		t.Errorf("builds %v, %v; want %s and %s", ids, err, before, id)
 	}
 }
