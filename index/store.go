@@ -85,6 +85,8 @@ type Store struct {
 	ctx  context.Context // canceled by Close; bounds the checks of a build
 	wake chan struct{}   // a lookup met damage: check the published build now
 
+	checks atomic.Int64 // checks of CURRENT finished, by the poller or Reload
+
 	mu      sync.Mutex    // serializes reloads and Close
 	refused string        // build last refused
 	backoff time.Duration // wait after the last refusal of refused
@@ -288,9 +290,15 @@ func (s *Store) watch(ctx context.Context) {
 // the backoff of a build it refused, Reload retries it at once.
 func (s *Store) Reload() error { return s.reload(true) }
 
+// Checks returns how many checks of CURRENT have finished (each poll and
+// each Reload), whatever they found: a caller that waits for the poller
+// to have looked waits for this to grow.
+func (s *Store) Checks() int64 { return s.checks.Load() }
+
 func (s *Store) reload(force bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.checks.Add(1)
 	if s.closed {
 		return errors.New("cannot reload index: the store is closed")
 	}

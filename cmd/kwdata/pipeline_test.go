@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,12 +156,11 @@ func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 		if got := currentBuild(t, data); got != build {
 			t.Errorf("a failed run changed CURRENT from %s to %s", build, got)
 		}
-		// Long enough for the server's poller to have seen a publish.
-		for range 6 {
-			if got := updatedOf(t, base, key, probe); got != served {
-				t.Fatalf("after the failed run the server answers from %s, want %s", got, served)
-			}
-			time.Sleep(500 * time.Millisecond)
+		// Two checks of CURRENT finished after the run: the second began
+		// after it, so a publish would have been seen.
+		waitChecks(t, base, checksOf(t, base)+2)
+		if got := updatedOf(t, base, key, probe); got != served {
+			t.Fatalf("after the failed run the server answers from %s, want %s", got, served)
 		}
 	}
 
@@ -230,9 +230,15 @@ func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 	}
 
 	// The server's /metrics shows when the last good run ended, read from
-	// the history of the data folder it serves.
-	if got, want := lastSuccessMetric(t, base), float64(runs[5].End.UnixNano())/1e9; got < want-0.001 || got > want+0.001 {
-		t.Errorf("kwdata_pipeline_last_success_timestamp_seconds = %f, want the end of the last ok run, %f", got, want)
+	// the history of the data folder it serves, read again at most every
+	// 30 seconds of scrapes (the waits above scraped it).
+	want := float64(runs[5].End.UnixNano()) / 1e9
+	deadline := time.Now().Add(45 * time.Second)
+	for got := lastSuccessMetric(t, base); got < want-0.001 || got > want+0.001; got = lastSuccessMetric(t, base) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kwdata_pipeline_last_success_timestamp_seconds = %f, want the end of the last ok run, %f", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -467,5 +473,38 @@ func TestScheduleDayByDay(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(kw.IndexDir(data), builds[1], "manifest.json")); err != nil {
 		t.Errorf("the published build %s is gone: %v", builds[1], err)
+	}
+}
+
+// checksOf reads kwdata_index_checks_total from the server at base.
+func checksOf(tb testing.TB, base string) int64 {
+	tb.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^kwdata_index_checks_total (\d+)`).FindSubmatch(body)
+	if m == nil {
+		tb.Fatalf("no kwdata_index_checks_total in /metrics:\n%s", body)
+	}
+	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return n
+}
+
+// waitChecks waits until the server at base has finished n checks of
+// CURRENT.
+func waitChecks(tb testing.TB, base string, n int64) {
+	tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for checksOf(tb, base) < n {
+		if time.Now().After(deadline) {
+			tb.Fatalf("the server's index poller did not reach %d checks in a minute", n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -275,6 +275,10 @@ func (m *Main) reloadOnSIGHUP(ctx context.Context, store *index.Store, sync *obj
 // success to reg.
 func (m *Main) registerIndexMetrics(reg prometheus.Registerer, store *index.Store, data string) {
 	reg.MustRegister(serve.IndexInfoCollector(store, index.FormatVersion))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "kwdata_index_checks_total",
+		Help: "Checks of the published index pointer (CURRENT) finished by this server, whatever they found.",
+	}, func() float64 { return float64(store.Checks()) }))
 	// The run history of a pipeline sharing this data folder says when the
 	// last good run ended: a pipeline that stops succeeding shows here
 	// even while the served build is still young. 0 on a host without one.
