@@ -3,12 +3,13 @@ package serve
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // handleAccounts registers the routes of sign-up, keys and billing, in
@@ -29,16 +30,6 @@ func (s *Server) handleAccounts() {
 	s.handle("POST /account/rotate", private(s.handleAccountRotate))
 	s.handle("POST /account/subscribe", private(s.handleAccountSubscribe))
 	s.handle("POST /account/manage", private(s.handleAccountManage))
-}
-
-// LogMailer is the Mailer of a server without SMTP: it writes each message
-// to the log, so that a person running the demo can still read the code.
-type LogMailer struct{ Logger *slog.Logger }
-
-// SendMail logs m in full.
-func (l LogMailer) SendMail(ctx context.Context, m Mail) error {
-	l.Logger.Info("mail not sent (no --smtp-url); here it is", "to", m.To, "subject", m.Subject, "text", m.Text)
-	return nil
 }
 
 // accountView is what the sign-up and account pages show.
@@ -71,7 +62,7 @@ func readForm(r *http.Request) (url.Values, error) {
 		return nil, HTTPError{Status: http.StatusUnsupportedMediaType, Code: CodeInvalidBody,
 			Msg: "Send the form as application/x-www-form-urlencoded, as the page does."}
 	}
-	body, err := readBody(r, maxRegisterBody)
+	body, err := web.ReadBody(r, web.MaxRegisterBody)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +94,8 @@ func (s *Server) renderAccountPage(w http.ResponseWriter, r *http.Request, name,
 
 // handleRegisterPage answers GET /register: the sign-up form.
 func (s *Server) handleRegisterPage(w http.ResponseWriter, r *http.Request) error {
-	if s.registrar == nil {
-		return s.noRegistrar()
+	if s.Registrar == nil {
+		return s.NoRegistrar()
 	}
 	return s.renderAccountPage(w, r, "register", "Get a free API key · kwdata", &accountView{}, nil)
 }
@@ -112,17 +103,17 @@ func (s *Server) handleRegisterPage(w http.ResponseWriter, r *http.Request) erro
 // handleRegisterForm answers POST /register: the code is mailed, and the
 // page asks for it.
 func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
-	if s.registrar == nil {
-		return s.noRegistrar()
+	if s.Registrar == nil {
+		return s.NoRegistrar()
 	}
 	const title = "Get a free API key · kwdata"
 	form, err := readForm(r)
 	if err != nil {
 		return s.renderAccountPage(w, r, "register", title, &accountView{}, err)
 	}
-	email, err := checkEmail(form.Get("email"))
+	email, err := web.CheckEmail(form.Get("email"))
 	if err == nil {
-		email, err = s.sendCode(r, email)
+		email, err = s.SendCode(r, email)
 	}
 	if err != nil {
 		return s.renderAccountPage(w, r, "register", title, &accountView{}, err)
@@ -132,26 +123,26 @@ func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) erro
 
 // handleRegisterVerifyForm answers POST /register/verify: the key, once.
 func (s *Server) handleRegisterVerifyForm(w http.ResponseWriter, r *http.Request) error {
-	if s.registrar == nil {
-		return s.noRegistrar()
+	if s.Registrar == nil {
+		return s.NoRegistrar()
 	}
 	const title = "Your API key · kwdata"
 	form, err := readForm(r)
 	if err != nil {
 		return s.renderAccountPage(w, r, "register", title, &accountView{}, err)
 	}
-	email, err := checkEmail(form.Get("email"))
+	email, err := web.CheckEmail(form.Get("email"))
 	if err != nil {
 		return s.renderAccountPage(w, r, "register", title, &accountView{}, err)
 	}
 	v := &accountView{Email: email}
 	code := strings.TrimSpace(form.Get("code"))
 	if code == "" || len(code) > 16 {
-		return s.renderAccountPage(w, r, "register", title, v, registerError(ErrCodeInvalid))
+		return s.renderAccountPage(w, r, "register", title, v, web.RegisterError(ErrCodeInvalid))
 	}
-	key, err := s.registrar.VerifySignup(r.Context(), email, code)
+	key, err := s.Registrar.VerifySignup(r.Context(), email, code)
 	if err != nil {
-		return s.renderAccountPage(w, r, "register", title, v, registerError(err))
+		return s.renderAccountPage(w, r, "register", title, v, web.RegisterError(err))
 	}
 	v.Key = key
 	return s.renderAccountPage(w, r, "register", title, v, nil)
@@ -168,7 +159,7 @@ const (
 
 func (s *Server) setKeyCookie(w http.ResponseWriter, key string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: accountCookie, Value: key, Path: "/account", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: strings.HasPrefix(s.publicURL, "https://")})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: strings.HasPrefix(s.PublicURL, "https://")})
 }
 
 func cookieKey(r *http.Request) string {
@@ -184,9 +175,9 @@ const accountTitle = "Your account · kwdata"
 // accountPage renders the account of key (or the sign-in form without
 // one), with v's message.
 func (s *Server) accountPage(w http.ResponseWriter, r *http.Request, key string, v *accountView, stepErr error) error {
-	v.BillingOn = s.billing != nil
-	if key != "" && s.registrar != nil {
-		info, err := s.registrar.Account(r.Context(), key)
+	v.BillingOn = s.Billing != nil
+	if key != "" && s.Registrar != nil {
+		info, err := s.Registrar.Account(r.Context(), key)
 		switch {
 		case errors.Is(err, ErrInvalidKey):
 			s.setKeyCookie(w, "", -1)
@@ -226,8 +217,8 @@ func thousands(n int64) string {
 // handleAccountPage answers GET /account: the account of the key in the
 // cookie, or the form to enter one.
 func (s *Server) handleAccountPage(w http.ResponseWriter, r *http.Request) error {
-	if s.registrar == nil {
-		return s.noRegistrar()
+	if s.Registrar == nil {
+		return s.NoRegistrar()
 	}
 	v := &accountView{}
 	switch r.URL.Query().Get("checkout") {
@@ -241,8 +232,8 @@ func (s *Server) handleAccountPage(w http.ResponseWriter, r *http.Request) error
 
 // accountForm reads a form POST of the account page and its key.
 func (s *Server) accountForm(r *http.Request) (url.Values, string, error) {
-	if s.registrar == nil {
-		return nil, "", s.noRegistrar()
+	if s.Registrar == nil {
+		return nil, "", s.NoRegistrar()
 	}
 	form, err := readForm(r)
 	if err != nil {
@@ -258,16 +249,16 @@ func (s *Server) accountForm(r *http.Request) (url.Values, string, error) {
 // handleAccountLogin answers POST /account/login: the key, checked, goes
 // into the cookie.
 func (s *Server) handleAccountLogin(w http.ResponseWriter, r *http.Request) error {
-	if s.registrar == nil {
-		return s.noRegistrar()
+	if s.Registrar == nil {
+		return s.NoRegistrar()
 	}
 	form, err := readForm(r)
 	if err != nil {
 		return s.accountPage(w, r, "", &accountView{}, err)
 	}
 	key := strings.TrimSpace(form.Get("key"))
-	if _, err := s.registrar.Account(r.Context(), key); err != nil {
-		return s.accountPage(w, r, "", &accountView{}, registerError(err))
+	if _, err := s.Registrar.Account(r.Context(), key); err != nil {
+		return s.accountPage(w, r, "", &accountView{}, web.RegisterError(err))
 	}
 	s.setKeyCookie(w, key, cookieMaxAge)
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
@@ -291,9 +282,9 @@ func (s *Server) handleAccountRotate(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return s.accountPage(w, r, key, &accountView{}, err)
 	}
-	fresh, err := s.registrar.RotateKey(r.Context(), key)
+	fresh, err := s.Registrar.RotateKey(r.Context(), key)
 	if err != nil {
-		return s.accountPage(w, r, key, &accountView{}, registerError(err))
+		return s.accountPage(w, r, key, &accountView{}, web.RegisterError(err))
 	}
 	s.setKeyCookie(w, fresh, cookieMaxAge)
 	return s.accountPage(w, r, fresh, &accountView{Key: fresh,
@@ -303,26 +294,26 @@ func (s *Server) handleAccountRotate(w http.ResponseWriter, r *http.Request) err
 // handleAccountSubscribe answers POST /account/subscribe: off to Stripe
 // Checkout.
 func (s *Server) handleAccountSubscribe(w http.ResponseWriter, r *http.Request) error {
-	return s.accountBilling(w, r, func(ctx context.Context, key string) (string, error) { return s.billing.Checkout(ctx, key) })
+	return s.accountBilling(w, r, func(ctx context.Context, key string) (string, error) { return s.Billing.Checkout(ctx, key) })
 }
 
 // handleAccountManage answers POST /account/manage: off to the Stripe
 // Billing Portal.
 func (s *Server) handleAccountManage(w http.ResponseWriter, r *http.Request) error {
-	return s.accountBilling(w, r, func(ctx context.Context, key string) (string, error) { return s.billing.Portal(ctx, key) })
+	return s.accountBilling(w, r, func(ctx context.Context, key string) (string, error) { return s.Billing.Portal(ctx, key) })
 }
 
 func (s *Server) accountBilling(w http.ResponseWriter, r *http.Request, page func(context.Context, string) (string, error)) error {
 	_, key, err := s.accountForm(r)
-	if err == nil && s.billing == nil {
-		err = s.billingUnavailable()
+	if err == nil && s.Billing == nil {
+		err = s.BillingUnavailable()
 	}
 	if err != nil {
 		return s.accountPage(w, r, key, &accountView{}, err)
 	}
 	u, err := page(r.Context(), key)
 	if err != nil {
-		return s.accountPage(w, r, key, &accountView{}, billingError(err))
+		return s.accountPage(w, r, key, &accountView{}, web.BillingError(err))
 	}
 	http.Redirect(w, r, u, http.StatusSeeOther)
 	return nil

@@ -106,8 +106,8 @@ func TestCountriesWithDataFirst(t *testing.T) {
 // links that could 404.
 func TestHomeExamplesFromIndex(t *testing.T) {
 	ds := newDemoServer(t)
-	ds.index.info.Examples = map[string][]string{"US": {"running shoes", "running shoe"}, "DE": {"laufschuhe"}}
-	ds.index.add(kw.Entry{Keyword: "laufschuhe", Country: "DE", Volume: kw.Ptr[int64](74000), Intent: "laufschuhe"})
+	ds.index.IndexInfo.Examples = map[string][]string{"US": {"running shoes", "running shoe"}, "DE": {"laufschuhe"}}
+	ds.index.Add(kw.Entry{Keyword: "laufschuhe", Country: "DE", Volume: kw.Ptr[int64](74000), Intent: "laufschuhe"})
 	body := do(t, ds, "GET", "/", nil).Body.String()
 	block := regexp.MustCompile(`(?s)<div class="examples">(.*?)</div>`).FindStringSubmatch(body)
 	if block == nil {

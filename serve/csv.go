@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // CSV downloads. Accept: text/csv (or format=csv in the query string, which
@@ -32,7 +33,7 @@ func wantsCSV(r *http.Request) bool {
 	// The keyword lookup is the hot path: only a request that names CSV
 	// somewhere pays for parsing.
 	if strings.Contains(r.URL.RawQuery, "format=") {
-		if f, _, _ := queryValue(r.URL.RawQuery, "format"); f == "csv" {
+		if f, _, _ := web.QueryValue(r.URL.RawQuery, "format"); f == "csv" {
 			return true
 		}
 	}
@@ -79,7 +80,7 @@ func csvChange(v *float64) string {
 	case math.IsInf(*v, 1):
 		return "inf"
 	}
-	return string(appendPercent(nil, *v))
+	return string(web.AppendPercent(nil, *v))
 }
 
 func csvInt(v *int64) string {
@@ -93,14 +94,14 @@ func csvCents(v *int64) string {
 	if v == nil {
 		return ""
 	}
-	return string(appendHundredths(nil, microsToCents(*v)))
+	return string(web.AppendHundredths(nil, web.MicrosToCents(*v)))
 }
 
 // keywordRow is one record as a CSV row.
 func keywordRow(query string, e *kw.Entry, country, updated string) []string {
 	comp := ""
 	if e.Competition != nil {
-		comp = string(appendHundredths(nil, competitionHundredths(*e.Competition)))
+		comp = string(web.AppendHundredths(nil, web.CompetitionHundredths(*e.Competition)))
 	}
 	return []string{query, "200", e.Keyword, country, csvInt(e.Volume), e.VolumeRange, csvCents(e.CPCMicros), comp,
 		csvChange(e.YoYChange), csvChange(e.ThreeMonthChange), updated, e.Intent, "", ""}
@@ -155,16 +156,16 @@ func writeCSV(rows [][]string) []byte {
 
 // appendBulkCSV is the CSV of a bulk answer: one row per keyword in
 // request order, a failed one with its status and problem.
-func appendBulkCSV(items []bulkItem, country string, info kw.IndexInfo) []byte {
+func appendBulkCSV(items []web.BulkItem, country string, info kw.IndexInfo) []byte {
 	rows := [][]string{csvHeaderKeyword}
 	for i := range items {
 		it := &items[i]
-		if it.err == nil {
-			rows = append(rows, keywordRow(it.query, &it.entry, country, dataDate(&it.entry, info)))
+		if it.Err == nil {
+			rows = append(rows, keywordRow(it.Query, &it.Entry, country, web.DataDate(&it.Entry, info)))
 			continue
 		}
-		he := classify(it.err)
-		rows = append(rows, []string{it.query, strconv.Itoa(he.Status), it.q, country, "", "", "", "", "", "", "", "", he.Code, he.Msg})
+		he := web.Classify(it.Err)
+		rows = append(rows, []string{it.Query, strconv.Itoa(he.Status), it.Q, country, "", "", "", "", "", "", "", "", he.Code, he.Msg})
 	}
 	return writeCSV(rows)
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 func TestWantsCSV(t *testing.T) {
@@ -137,7 +139,7 @@ func FuzzWantsCSV(f *testing.F) {
 		r.URL.RawQuery = query
 		r.Header.Set("Accept", accept)
 		got := wantsCSV(r)
-		if f, _, err := queryValue(query, "format"); err == nil && f == "csv" && !got {
+		if f, _, err := web.QueryValue(query, "format"); err == nil && f == "csv" && !got {
 			t.Fatalf("format=csv in %q not honoured", query)
 		}
 	})
@@ -165,10 +167,10 @@ func TestCSVFormulaInjection(t *testing.T) {
 		// The intent and the volume range come from the file too; tab and
 		// carriage return are the other beginnings a spreadsheet reads as
 		// a formula.
-		ts.index.add(kw.Entry{Keyword: k, Country: "US", Volume: i64(10), Intent: k, VolumeRange: "\t=1+1",
-			YoYChange: f64(-50), ThreeMonthChange: f64(-12.5)})
+		ts.index.Add(kw.Entry{Keyword: k, Country: "US", Volume: servetest.I64(10), Intent: k, VolumeRange: "\t=1+1",
+			YoYChange: servetest.F64(-50), ThreeMonthChange: servetest.F64(-12.5)})
 	}
-	ts.index.add(kw.Entry{Keyword: "carriage", Country: "US", Volume: i64(10), Intent: "carriage", VolumeRange: "\r=1+1"})
+	ts.index.Add(kw.Entry{Keyword: "carriage", Country: "US", Volume: servetest.I64(10), Intent: "carriage", VolumeRange: "\r=1+1"})
 	keywords = append(keywords, "carriage")
 
 	body, _ := json.Marshal(map[string]any{"country": "us", "keywords": append(slices.Clone(hostile), "carriage")})

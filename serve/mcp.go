@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // The MCP endpoint (POST /mcp) is the official Go SDK's Streamable HTTP
@@ -76,7 +77,7 @@ type mcpEndpoint struct {
 
 // newMCPEndpoint builds the SDK server with kwdata's tools.
 func (s *Server) newMCPEndpoint() *mcpEndpoint {
-	sdkLog := slog.New(quietHandler{s.log.Handler()}).With("component", "mcp")
+	sdkLog := slog.New(quietHandler{s.Log.Handler()}).With("component", "mcp")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "kwdata", Title: "kwdata keyword data", Version: "1.0.0"},
 		&mcp.ServerOptions{
 			Instructions: mcpInstructions,
@@ -155,7 +156,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
-	body, err := readBody(r, maxMCPBody)
+	body, err := web.ReadBody(r, maxMCPBody)
 	if err != nil {
 		var he HTTPError
 		if errors.As(err, &he) {
@@ -173,7 +174,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		// A bad key is refused whatever the POST asks (initialize, ping,
 		// tools/list), so a client learns that its key is wrong when it
 		// connects, not at its first tool call. Checking counts nothing.
-		t, err := s.access.Admit(r.Context(), r, s.clientAddr(r), 0)
+		t, err := s.Access.Admit(r.Context(), r, s.ClientAddr(r), 0)
 		if err != nil {
 			return fmt.Errorf("cannot check the API key of an MCP request: %w", err)
 		}
@@ -222,7 +223,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		h[k] = v
 	}
 	call.mu.Unlock()
-	h["Cache-Control"] = cacheControlPrivate // whatever the SDK said: tool calls are counted
+	h["Cache-Control"] = web.CacheControlPrivate // whatever the SDK said: tool calls are counted
 	h.Set("Content-Length", strconv.Itoa(ans.body.Len()))
 	if ans.status == 0 {
 		ans.status = http.StatusOK
@@ -425,11 +426,11 @@ func keywordArgs(req *mcp.CallToolRequest) (string, kw.Country, error) {
 	if a.Keyword == nil {
 		return "", kw.Country{}, badArgs(errors.New(`"keyword" is required`))
 	}
-	q, err := normalizeInput(*a.Keyword)
+	q, err := web.NormalizeInput(*a.Keyword)
 	if err != nil {
 		return "", kw.Country{}, badArgs(err)
 	}
-	c, err := countryInput(a.Country)
+	c, err := web.CountryInput(a.Country)
 	if err != nil {
 		return "", kw.Country{}, badArgs(err)
 	}
@@ -447,17 +448,17 @@ func (s *Server) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest
 		return nil, err
 	}
 	h := http.Header{}
-	e, info, err := s.lookupOne(ctx, call.r, c, q, h)
+	e, info, err := s.LookupOne(ctx, call.r, c, q, h)
 	call.setHeader(h)
 	if errors.Is(err, kw.ErrNotFound) {
 		// The words of the 404 problem of GET /v1/keyword, which name the
 		// keyword and the country.
-		return toolError(s.notFound(ctx, q, c.Code, err).Msg), nil
+		return toolError(s.NotFound(ctx, q, c.Code, err).Msg), nil
 	}
 	if err != nil {
 		return s.toolFailure(call, err)
 	}
-	doc := appendKeywordJSON(nil, &e, c.Code, dataDate(&e, info))
+	doc := web.AppendKeywordJSON(nil, &e, c.Code, web.DataDate(&e, info))
 	return toolDocument(doc), nil
 }
 
@@ -481,25 +482,17 @@ func (s *Server) toolKeywordLookupBulk(ctx context.Context, req *mcp.CallToolReq
 	case len(a.Keywords) > MaxBulkKeywords:
 		return nil, badArgs(fmt.Errorf(`"keywords" holds %d keywords; send at most %d per call`, len(a.Keywords), MaxBulkKeywords))
 	}
-	c, err := countryInput(a.Country)
+	c, err := web.CountryInput(a.Country)
 	if err != nil {
 		return nil, badArgs(err)
 	}
 	h := http.Header{}
-	items, info, err := s.bulkLookup(call.r, c, a.Keywords, h)
+	items, info, err := s.BulkLookup(call.r, c, a.Keywords, h)
 	call.setHeader(h)
 	if err != nil {
 		return s.toolFailure(call, err)
 	}
-	return toolDocument(appendBulkJSON(nil, items, c.Code, info)), nil
-}
-
-// keywordNotFound is the answer about a keyword the index lacks, in the
-// words of GET /v1/keyword: it names the keyword and the country.
-func keywordNotFound(q, country string, err error) HTTPError {
-	return HTTPError{Status: http.StatusNotFound, Code: CodeKeywordNotFound,
-		Msg: fmt.Sprintf("The index has no data for %q in %s; check the spelling or try another country.", q, country),
-		Err: err}
+	return toolDocument(web.AppendBulkJSON(nil, items, c.Code, info)), nil
 }
 
 // decodeArgs decodes tool arguments strictly: an unknown argument is an
@@ -511,7 +504,7 @@ func decodeArgs(args json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return errors.New("arguments do not match the tool's input schema (" + jsonErrorText(err) + ")")
+		return errors.New("arguments do not match the tool's input schema (" + web.JSONErrorText(err) + ")")
 	}
 	return nil
 }
@@ -551,10 +544,10 @@ func (s *Server) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, err
 	if errors.As(err, &qe) {
 		// The words of the 429 problem, with the clock time of the reset
 		// too: a model has no Retry-After field to read.
-		reset, _ := s.quotaReset(qe)
-		return toolError(quotaMessage(qe, reset)), nil
+		reset, _ := s.QuotaReset(qe)
+		return toolError(web.QuotaMessage(qe, reset)), nil
 	}
-	he := classify(err)
+	he := web.Classify(err)
 	switch {
 	case he.Status == http.StatusUnauthorized:
 		// The key was revoked after handleMCP checked it: the POST is
@@ -566,7 +559,7 @@ func (s *Server) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, err
 	case he.Status < 500, he.Status == http.StatusServiceUnavailable:
 		return toolError(he.Msg), nil
 	}
-	s.log.Error("tool call failed", "err", err)
+	s.Log.Error("tool call failed", "err", err)
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the lookup failed; retrying may help."}
 }
 
@@ -583,7 +576,7 @@ var mcpTools = []*mcp.Tool{
 			`"keyword":{"type":"string","minLength":1,"description":"The keyword, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters."},` +
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case, e.g. \"us\", \"gb\", \"de\". GET /v1/countries lists them."}},` +
 			`"required":["keyword"],"additionalProperties":false}`),
-		OutputSchema: openAPISchema("KeywordRecord"),
+		OutputSchema: web.OpenAPISchema("KeywordRecord"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
 	{
@@ -595,7 +588,7 @@ var mcpTools = []*mcp.Tool{
 			`"keywords":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":100,"description":"The keywords, in the order the results should come."},` +
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case."}},` +
 			`"required":["keywords"],"additionalProperties":false}`),
-		OutputSchema: openAPISchema("BulkResponse"),
+		OutputSchema: web.OpenAPISchema("BulkResponse"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
 	{
@@ -609,7 +602,7 @@ var mcpTools = []*mcp.Tool{
 			`"keyword":{"type":"string","minLength":1,"description":"Any keyword of the group, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters."},` +
 			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case."}},` +
 			`"required":["keyword"],"additionalProperties":false}`),
-		OutputSchema: openAPISchema("IntentGroup"),
+		OutputSchema: web.OpenAPISchema("IntentGroup"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
 	{
@@ -622,7 +615,7 @@ var mcpTools = []*mcp.Tool{
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"email":{"type":"string","format":"email","maxLength":254,"description":"Your user's email address; they must be able to read its mail."}},` +
 			`"required":["email"],"additionalProperties":false}`),
-		OutputSchema: openAPISchema("CodeSent"),
+		OutputSchema: web.OpenAPISchema("CodeSent"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(true), IdempotentHint: false, DestructiveHint: new(false)},
 	},
 	{
@@ -634,7 +627,7 @@ var mcpTools = []*mcp.Tool{
 			`"email":{"type":"string","format":"email","maxLength":254,"description":"The address the code was sent to."},` +
 			`"code":{"type":"string","maxLength":16,"description":"The 8 digits from the mail."}},` +
 			`"required":["email","code"],"additionalProperties":false}`),
-		OutputSchema: openAPISchema("RegisterResponse"),
+		OutputSchema: web.OpenAPISchema("RegisterResponse"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false), IdempotentHint: false, DestructiveHint: new(false)},
 	},
 }
@@ -656,7 +649,7 @@ func (s *Server) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolR
 	if err != nil {
 		return nil, err
 	}
-	if s.registrar == nil {
+	if s.Registrar == nil {
 		return toolError("This server does not issue API keys; ask its operator for one."), nil
 	}
 	var a struct {
@@ -665,14 +658,14 @@ func (s *Server) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolR
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return nil, badArgs(err)
 	}
-	email, err := checkEmail(a.Email)
+	email, err := web.CheckEmail(a.Email)
 	if err != nil {
 		return s.toolSignupFailure(call, err)
 	}
-	if email, err = s.sendCode(call.r, email); err != nil {
+	if email, err = s.SendCode(call.r, email); err != nil {
 		return s.toolSignupFailure(call, err)
 	}
-	doc, err := json.Marshal(codeSentResponse{Status: "code_sent", Email: email, ExpiresIn: int64(codeTTL / time.Second),
+	doc, err := json.Marshal(web.CodeSentResponse{Status: "code_sent", Email: email, ExpiresIn: int64(web.CodeTTL / time.Second),
 		Next: "Ask your user for the 8-digit code mailed to " + email + ", then call register_verify with it."})
 	if err != nil {
 		return nil, err
@@ -687,7 +680,7 @@ func (s *Server) toolRegisterVerify(ctx context.Context, req *mcp.CallToolReques
 	if err != nil {
 		return nil, err
 	}
-	if s.registrar == nil {
+	if s.Registrar == nil {
 		return toolError("This server does not issue API keys; ask its operator for one."), nil
 	}
 	var a struct {
@@ -697,19 +690,19 @@ func (s *Server) toolRegisterVerify(ctx context.Context, req *mcp.CallToolReques
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return nil, badArgs(err)
 	}
-	email, err := checkEmail(a.Email)
+	email, err := web.CheckEmail(a.Email)
 	if err != nil {
 		return s.toolSignupFailure(call, err)
 	}
 	code := strings.TrimSpace(a.Code)
 	if code == "" || len(code) > 16 {
-		return s.toolSignupFailure(call, registerError(ErrCodeInvalid))
+		return s.toolSignupFailure(call, web.RegisterError(ErrCodeInvalid))
 	}
-	key, err := s.registrar.VerifySignup(call.r.Context(), email, code)
+	key, err := s.Registrar.VerifySignup(call.r.Context(), email, code)
 	if err != nil {
-		return s.toolSignupFailure(call, registerError(err))
+		return s.toolSignupFailure(call, web.RegisterError(err))
 	}
-	doc, err := json.Marshal(registerResponse{Key: key, Tier: "registered"})
+	doc, err := json.Marshal(web.RegisterResponse{Key: key, Tier: "registered"})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 // maxKeyword returns the i-th keyword of the largest kind an index can
@@ -24,19 +25,19 @@ func maxKeyword(i int) string {
 // newMaxIndex is an index of 100 US keywords whose records are as large as
 // the API's limits let a record be: every text 80 characters of the costliest
 // escaping, 12 months, 10 related keywords, volumes of 19 digits.
-func newMaxIndex(tb testing.TB) *fakeIndex {
+func newMaxIndex(tb testing.TB) *servetest.Index {
 	tb.Helper()
-	f := newFakeIndex(tb)
-	f.panicOn = ""
+	f := servetest.NewIndex(tb)
+	f.PanicOn = ""
 	for i := range MaxBulkKeywords {
 		rel := make([]kw.RelatedKeyword, 10)
 		for j := range rel {
-			rel[j] = kw.RelatedKeyword{Keyword: maxKeyword(1000 + j), Volume: i64(1e18), CPCMicros: i64(1e15), Overlap: 20, SameIntent: true}
+			rel[j] = kw.RelatedKeyword{Keyword: maxKeyword(1000 + j), Volume: servetest.I64(1e18), CPCMicros: servetest.I64(1e15), Overlap: 20, SameIntent: true}
 		}
-		trend := months(tb, "2026-10", 12, 1e18)
-		f.add(kw.Entry{
-			Keyword: maxKeyword(i), Country: "US", Volume: i64(1e18), VolumeRange: strings.Repeat("<", 32),
-			CPCMicros: i64(1e15), Competition: f64(0.99), Intent: maxKeyword(2000 + i), Trend: trend, Related: rel,
+		trend := servetest.Months(tb, "2026-10", 12, 1e18)
+		f.Add(kw.Entry{
+			Keyword: maxKeyword(i), Country: "US", Volume: servetest.I64(1e18), VolumeRange: strings.Repeat("<", 32),
+			CPCMicros: servetest.I64(1e15), Competition: servetest.F64(0.99), Intent: maxKeyword(2000 + i), Trend: trend, Related: rel,
 		})
 	}
 	return f
@@ -152,7 +153,7 @@ func TestMCPAnswerCap(t *testing.T) {
 // blockingIndex holds every lookup until release is closed, and counts
 // how many wait at once.
 type blockingIndex struct {
-	*fakeIndex
+	*servetest.Index
 	release           chan struct{}
 	inFlight, maxSeen atomic.Int64
 }
@@ -167,14 +168,14 @@ func (b *blockingIndex) Lookup(ctx context.Context, country, keyword string) (kw
 		}
 	}
 	<-b.release
-	return b.fakeIndex.Lookup(ctx, country, keyword)
+	return b.Index.Lookup(ctx, country, keyword)
 }
 
 // TestMCPConcurrencyBound: however many POSTs arrive at once, at most
 // cap(slots) are inside the SDK; the rest wait their turn and are then
 // answered.
 func TestMCPConcurrencyBound(t *testing.T) {
-	idx := &blockingIndex{fakeIndex: newDemoIndex(t), release: make(chan struct{})}
+	idx := &blockingIndex{Index: servetest.NewDemoIndex(t), release: make(chan struct{})}
 	s := New(Options{Index: idx, Logger: slog.New(slog.DiscardHandler)})
 	slots := cap(s.mcp.slots)
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"keyword":"running shoes"}}}`

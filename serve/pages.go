@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // The HTML pages are server-rendered with html/template, which escapes
@@ -136,25 +137,11 @@ type errorView struct {
 	Suggestions      []exampleLink // keywords to try instead of one the index lacks
 }
 
-// quotaMonthly reports whether qe refused a registered key's monthly
-// allowance; any other refusal is treated as the anonymous daily one, whose
-// remedy is a free key.
-func quotaMonthly(qe *QuotaError) bool { return qe.Policy == policyMonthly }
-
-// quotaHint is what a refused caller can do besides waiting: register for
-// a free key (anonymous) or upgrade it to the paid tier (registered).
-func quotaHint(qe *QuotaError) string {
-	if quotaMonthly(qe) {
-		return "Upgrade this API key to the paid tier (4.99 USD a month) for unlimited lookups."
-	}
-	return "A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited."
-}
-
 // handleHome answers GET /.
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 	d := s.newPage(r, "kwdata: keyword search data", formData{Country: strings.ToUpper(DefaultCountry)})
 	d.Description = "Monthly search volume, CPC, competition, trends and related keywords for people, programs and AI agents."
-	if info, ok := s.index.Info(); ok {
+	if info, ok := s.Index.Info(); ok {
 		d.Examples = homeExamples(info, d.Countries)
 		// The form starts on a country with data.
 		if len(d.OtherCountries) > 0 && len(d.Countries) > 0 && !slices.ContainsFunc(d.Countries, func(c kw.Country) bool { return c.Code == d.Form.Country }) {
@@ -168,16 +155,16 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 // the normalized keyword and the country, or the error to render, with the
 // search form filled in as the person typed it when it can be shown again.
 func pageQuery(r *http.Request) (formData, string, kw.Country, error) {
-	rawQ, _, _ := queryValue(r.URL.RawQuery, "q")
-	rawCountry, _, _ := queryValue(r.URL.RawQuery, "country")
+	rawQ, _, _ := web.QueryValue(r.URL.RawQuery, "q")
+	rawCountry, _, _ := web.QueryValue(r.URL.RawQuery, "country")
 	form := formData{Q: rawQ, Country: strings.ToUpper(DefaultCountry)}
 	if c, ok := kw.LookupCountry(rawCountry); ok {
 		form.Country = c.Code
 	}
-	if len(form.Q) > maxRawQ || !isText(form.Q) {
+	if len(form.Q) > web.MaxRawQ || !isText(form.Q) {
 		form.Q = ""
 	}
-	q, c, err := parseKeywordQuery(r.URL.RawQuery)
+	q, c, err := web.ParseKeywordQuery(r.URL.RawQuery)
 	if err == nil {
 		form.Q = q
 	}
@@ -192,12 +179,12 @@ func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
 	}
-	e, info, err := s.lookupOne(r.Context(), r, c, q, w.Header())
+	e, info, err := s.LookupOne(r.Context(), r, c, q, w.Header())
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
 	}
 	d := s.newPage(r, e.Keyword+" – search volume, CPC and related keywords in "+c.Code+" · kwdata", form)
-	d.K = newKeywordView(&e, c, dataDate(&e, info))
+	d.K = newKeywordView(&e, c, web.DataDate(&e, info))
 	d.JSONURL = d.K.JSONURL
 	d.Description = fmt.Sprintf("%s in %s: %s searches a month, CPC %s, competition %s.", e.Keyword, c.Name, d.K.Volume, d.K.CPC, d.K.Competition)
 	return s.renderPage(w, r, http.StatusOK, "keyword", d)
@@ -215,10 +202,10 @@ func isText(s string) bool {
 }
 
 func (s *Server) newPage(r *http.Request, title string, form formData) *pageData {
-	d := &pageData{Title: title, Base: s.baseURL(r), Form: form, Countries: kw.Countries()}
-	if info, ok := s.index.Info(); ok {
+	d := &pageData{Title: title, Base: s.BaseURL(r), Form: form, Countries: kw.Countries()}
+	if info, ok := s.Index.Info(); ok {
 		d.Updated = info.DataDate
-		all := countriesWithDataFirst(info)
+		all := web.CountriesWithDataFirst(info)
 		n := 0
 		for n < len(all) && info.Countries[all[n].Code] > 0 {
 			n++
@@ -245,7 +232,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	if name == "home" {
 		h.Set("Cache-Control", "public, max-age=300")
 	} else {
-		h["Cache-Control"] = cacheControlPrivate // every view counts against the allowance, or shows an account
+		h["Cache-Control"] = web.CacheControlPrivate // every view counts against the allowance, or shows an account
 	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
@@ -255,28 +242,28 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // renderPageError answers a failed page view with an HTML page of the
-// status classify gives the error, carrying the same extra fields
+// status web.Classify gives the error, carrying the same extra fields
 // (Retry-After, RateLimit, WWW-Authenticate) as the API's problem.
 func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err error, form formData) error {
-	if isClientGone(r.Context(), err) {
+	if web.IsClientGone(r.Context(), err) {
 		return err
 	}
-	he := classify(err)
-	if he.Status >= 500 && !indexUnavailable(err) {
-		s.log.LogAttrs(r.Context(), slog.LevelError, "page failed", slog.String("route", "/keyword"),
+	he := web.Classify(err)
+	if he.Status >= 500 && !web.IndexUnavailable(err) {
+		s.Log.LogAttrs(r.Context(), slog.LevelError, "page failed", slog.String("route", "/keyword"),
 			slog.Int("status", he.Status), slog.Any("err", err))
 	}
 	for k, v := range he.Header {
 		w.Header()[k] = v
 	}
-	info := problems[he.Code]
-	ev := &errorView{Status: he.Status, Title: info.title, Detail: he.Msg, ShowSearch: true}
+	info := web.Problems[he.Code]
+	ev := &errorView{Status: he.Status, Title: info.Title, Detail: he.Msg, ShowSearch: true}
 	switch he.Code {
 	case CodeKeywordNotFound:
 		ev.Heading = fmt.Sprintf("No data for “%s”", form.Q)
 		ev.Detail = "The index has no data for this keyword in " + countryName(form.Country) + ". Check the spelling, try a broader keyword, or pick another country."
-		if !errors.Is(err, errNoGroup) {
-			for _, k := range s.didYouMean(r.Context(), form.Country, form.Q) {
+		if !errors.Is(err, web.ErrNoGroup) {
+			for _, k := range s.Similar(r.Context(), form.Country, form.Q) {
 				ev.Suggestions = append(ev.Suggestions, exampleLink{Keyword: k, Country: form.Country, URL: keywordURL(k, form.Country)})
 			}
 		}
@@ -284,11 +271,11 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 		ev.Heading = "You have used up your lookups for now"
 		var qe *QuotaError
 		if errors.As(err, &qe) {
-			reset, d := s.quotaReset(qe)
+			reset, d := s.QuotaReset(qe)
 			ev.ResetAt = reset.Format("15:04 UTC on Mon 2 Jan 2006")
-			ev.ResetIn = humanDuration(d)
+			ev.ResetIn = web.HumanDuration(d)
 			ev.Detail = "Every keyword page view counts as a lookup, like a call to the API."
-			if ev.Monthly = quotaMonthly(qe); ev.Monthly {
+			if ev.Monthly = web.QuotaMonthly(qe); ev.Monthly {
 				ev.Detail += " This API key's monthly allowance is used up."
 			} else {
 				ev.Detail += " Anonymous visitors get 20 lookups per UTC day."
@@ -336,7 +323,7 @@ func formatChange(v *float64) string {
 	case math.IsInf(*v, 1):
 		return "∞"
 	}
-	num := string(appendPercent(nil, math.Abs(*v)))
+	num := string(web.AppendPercent(nil, math.Abs(*v)))
 	switch {
 	case *v > 0:
 		return "+" + num + "%"
@@ -371,18 +358,18 @@ func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
 	}
 	v.CSVURL = v.JSONURL + "&format=csv"
 	if e.Competition != nil {
-		comp := competitionHundredths(*e.Competition)
+		comp := web.CompetitionHundredths(*e.Competition)
 		v.Competition, v.CompetitionPct = formatHundredths(comp), max(0, min(comp, 100))
 	}
-	trend := trimTrend(e.Trend)
+	trend := web.TrimTrend(e.Trend)
 	for _, m := range trend {
 		v.Trend = append(v.Trend, trendRow{Month: monthName(m.Month, "January 2006"), Volume: formatOptInt(m.Searches)})
 	}
 	v.Chart = newChart(e.Keyword, trend, wideChart)
 	v.ChartNarrow = newChart(e.Keyword, trend, narrowChart)
 	related := e.Related
-	if len(related) > maxRelated {
-		related = related[:maxRelated]
+	if len(related) > web.MaxRelated {
+		related = related[:web.MaxRelated]
 	}
 	for _, rk := range related {
 		v.Related = append(v.Related, relatedView{
@@ -413,7 +400,7 @@ func formatOptUSD(micros *int64) string {
 	if micros == nil {
 		return noValue
 	}
-	return formatUSD(microsToCents(*micros))
+	return formatUSD(web.MicrosToCents(*micros))
 }
 
 // formatInt writes n with thousands separators: 301000 → "301,000".

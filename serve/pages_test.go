@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 func TestHomePage(t *testing.T) {
@@ -170,9 +172,9 @@ func TestKeywordPageErrors(t *testing.T) {
 			wantCount: "[]", wantHeader: "Retry-After"},
 		{name: "invalid key", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.access.err = ErrInvalidKey },
 			wantStatus: 401, wantText: []string{"not valid"}, wantForm: true, wantHeader: "Www-Authenticate"},
-		{name: "no index", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.index.ok = false },
+		{name: "no index", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.index.OK = false },
 			wantStatus: 503, wantText: []string{"loading"}, wantHeader: "Retry-After"},
-		{name: "failure", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.index.err = errors.New("disk on fire") },
+		{name: "failure", target: "/keyword?q=running+shoes", setup: func(ds *demoServer) { ds.index.Err = errors.New("disk on fire") },
 			wantStatus: 500, wantText: []string{"Something went wrong"}, wantCount: "[]"},
 	}
 	for _, tt := range tests {
@@ -218,11 +220,11 @@ func TestFormatters(t *testing.T) {
 		{formatHundredths(87), "0.87"}, {formatHundredths(50), "0.50"}, {formatHundredths(0), "0.00"}, {formatHundredths(100), "1.00"},
 		{formatCompact(950), "950"}, {formatCompact(1200), "1.2K"}, {formatCompact(301000), "301K"}, {formatCompact(2_500_000), "2.5M"},
 		{formatCompact(1000), "1K"},
-		{formatChange(f64(900)), "+900%"}, {formatChange(f64(-12.5)), "−12.5%"}, {formatChange(f64(0)), "0%"},
-		{formatChange(f64(math.Inf(1))), "∞"}, {formatChange(nil), "—"}, {formatChange(f64(math.NaN())), "—"},
-		{humanDuration(70200 * time.Second), "19h 30m"}, {humanDuration(90 * time.Second), "2m"}, {humanDuration(40 * time.Second), "40s"},
-		{humanDuration(72 * time.Hour), "3d"}, {humanDuration(time.Hour), "1h"}, {humanDuration(time.Hour + time.Second), "1h 1m"},
-		{humanDuration(50*time.Hour + time.Second), "2d 3h"}, {humanDuration(59500 * time.Millisecond), "60s"}, {humanDuration(0), "0s"},
+		{formatChange(servetest.F64(900)), "+900%"}, {formatChange(servetest.F64(-12.5)), "−12.5%"}, {formatChange(servetest.F64(0)), "0%"},
+		{formatChange(servetest.F64(math.Inf(1))), "∞"}, {formatChange(nil), "—"}, {formatChange(servetest.F64(math.NaN())), "—"},
+		{web.HumanDuration(70200 * time.Second), "19h 30m"}, {web.HumanDuration(90 * time.Second), "2m"}, {web.HumanDuration(40 * time.Second), "40s"},
+		{web.HumanDuration(72 * time.Hour), "3d"}, {web.HumanDuration(time.Hour), "1h"}, {web.HumanDuration(time.Hour + time.Second), "1h 1m"},
+		{web.HumanDuration(50*time.Hour + time.Second), "2d 3h"}, {web.HumanDuration(59500 * time.Millisecond), "60s"}, {web.HumanDuration(0), "0s"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
@@ -236,7 +238,7 @@ func TestFormatters(t *testing.T) {
 }
 
 func TestChartGeometry(t *testing.T) {
-	trend := seasonalTrend(301000)
+	trend := servetest.SeasonalTrend(301000)
 	for _, g := range []chartGeom{wideChart, narrowChart} {
 		c := newChart("running shoes", trend, g)
 		if len(c.Bars) != 12 || len(c.Grid) != chartGridLines+1 {
@@ -262,7 +264,7 @@ func TestChartGeometry(t *testing.T) {
 	if newChart("x", nil, wideChart) != nil {
 		t.Error("a chart without data")
 	}
-	if c := newChart("x", []kw.MonthlySearches{{Month: "2026-01", Searches: i64(0)}}, wideChart); c == nil || c.Bars[0].H != 0 {
+	if c := newChart("x", []kw.MonthlySearches{{Month: "2026-01", Searches: servetest.I64(0)}}, wideChart); c == nil || c.Bars[0].H != 0 {
 		t.Errorf("an all-zero chart: %+v", c)
 	}
 }

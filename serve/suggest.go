@@ -1,18 +1,15 @@
 package serve
 
 import (
-	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // Suggestions (GET /v1/suggest) answer keywords only, no numbers, and are
@@ -21,56 +18,11 @@ import (
 // cannot be walked quickly through them. A 404 offers up to DidYouMean
 // keywords the same way, uncounted.
 
-// CodeRateLimited is the problem code of a client asking for suggestions
-// faster than SuggestRate a second.
-const CodeRateLimited = "rate_limited"
-
 // SuggestRate is how many suggestion requests a client may make a second.
 const SuggestRate = 10
 
 // MaxSuggest is the most keywords GET /v1/suggest answers.
 const MaxSuggest = 10
-
-// DidYouMean is the most keywords a 404 offers instead.
-const DidYouMean = 3
-
-// minSharedRunes is the shortest beginning a 404's keyword must share with
-// a keyword of the index for that keyword to be offered; it must also be
-// at least half of the keyword asked.
-const minSharedRunes = 3
-
-// Suggest forwards to the wrapped index when it suggests, counting damage
-// like Lookup; an index that does not suggests nothing.
-func (d damageCounter) Suggest(ctx context.Context, country, prefix string, n int) ([]string, error) {
-	si, ok := d.Index.(kw.SuggestIndex)
-	if !ok {
-		return nil, nil
-	}
-	out, err := si.Suggest(ctx, country, prefix, n)
-	if err != nil && errors.Is(err, kw.ErrIndexDamaged) {
-		d.n.Inc()
-	}
-	return out, err
-}
-
-// SharedPrefix forwards like Suggest.
-func (d damageCounter) SharedPrefix(ctx context.Context, country, q string) (string, error) {
-	si, ok := d.Index.(kw.SuggestIndex)
-	if !ok {
-		return "", nil
-	}
-	p, err := si.SharedPrefix(ctx, country, q)
-	if err != nil && errors.Is(err, kw.ErrIndexDamaged) {
-		d.n.Inc()
-	}
-	return p, err
-}
-
-// suggester returns the index's suggestions, or nil when it has none.
-func (s *Server) suggester() kw.SuggestIndex {
-	si, _ := s.index.(kw.SuggestIndex)
-	return si
-}
 
 // rateLimiter is a token bucket per client (an IPv4 address or an IPv6
 // /64, as the anonymous allowance counts them), in memory: suggestions
@@ -142,36 +94,28 @@ func (l *rateLimiter) sweep(now time.Time) {
 	}
 }
 
-// seconds writes n seconds in words: "1 second", "2 seconds".
-func seconds(n int64) string {
-	if n == 1 {
-		return "1 second"
-	}
-	return fmt.Sprintf("%d seconds", n)
-}
-
 // handleSuggest answers GET /v1/suggest?q=&country=: up to 10 keywords,
 // uncounted, limited per client.
 func (s *Server) handleSuggest(w http.ResponseWriter, r *http.Request) error {
-	if ok, wait := s.suggestLimit.allow(s.clientAddr(r)); !ok {
+	if ok, wait := s.suggestLimit.allow(s.ClientAddr(r)); !ok {
 		secs := max(1, int64((wait+time.Second-1)/time.Second))
 		return HTTPError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
-			Msg:    fmt.Sprintf("Suggestions are limited to %d a second per client; retry in %s.", SuggestRate, seconds(secs)),
+			Msg:    fmt.Sprintf("Suggestions are limited to %d a second per client; retry in %s.", SuggestRate, web.SecondsText(secs)),
 			Header: http.Header{"Retry-After": {fmt.Sprint(secs)}}}
 	}
-	q, c, err := parseKeywordQuery(r.URL.RawQuery)
+	q, c, err := web.ParseKeywordQuery(r.URL.RawQuery)
 	if err != nil {
 		return err
 	}
-	info, ok := s.index.Info()
+	info, ok := s.Index.Info()
 	if !ok {
 		return fmt.Errorf("cannot suggest for %q: %w", q, kw.ErrNoIndex)
 	}
-	if err := countryIndexed(info, c); err != nil {
+	if err := web.CountryIndexed(info, c); err != nil {
 		return err
 	}
 	var list []string
-	if si := s.suggester(); si != nil {
+	if si := s.Suggester(); si != nil {
 		if list, err = si.Suggest(r.Context(), c.Code, q, MaxSuggest); err != nil {
 			return fmt.Errorf("cannot suggest for %q in %s: %w", q, c.Code, err)
 		}
@@ -183,78 +127,17 @@ func (s *Server) handleSuggest(w http.ResponseWriter, r *http.Request) error {
 // appendSuggestJSON appends the GET /v1/suggest document.
 func appendSuggestJSON(dst []byte, q, country string, list []string) []byte {
 	dst = append(dst, `{"q":`...)
-	dst = appendString(dst, q)
+	dst = web.AppendString(dst, q)
 	dst = append(dst, `,"country":`...)
-	dst = appendString(dst, country)
+	dst = web.AppendString(dst, country)
 	dst = append(dst, `,"suggestions":[`...)
 	for i, k := range list {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = web.AppendString(dst, k)
 	}
 	return append(dst, "]}\n"...)
-}
-
-// didYouMean returns up to DidYouMean keywords close to a keyword the
-// index lacks: the suggestions of the longest beginning of q that begins
-// some keyword (its trailing spaces dropped), when that beginning is at
-// least half of q and minSharedRunes long. That costs one seek for the
-// prefix and one suggestion read, so a bulk answer can offer them for
-// each of its 404s. Failures give none: the answer is a 404 either way.
-func (s *Server) didYouMean(ctx context.Context, country, q string) []string {
-	si := s.suggester()
-	if si == nil {
-		return nil
-	}
-	p, err := si.SharedPrefix(ctx, country, q)
-	// A beginning shorter than half of q ("r" of "rainbow unicorns") would
-	// offer keywords that merely start with the same letter.
-	n := utf8.RuneCountInString(strings.TrimRight(p, " "))
-	if p = strings.TrimRight(p, " "); err != nil || n < minSharedRunes || 2*n < utf8.RuneCountInString(q) {
-		return nil
-	}
-	got, err := si.Suggest(ctx, country, p, DidYouMean+1)
-	if err != nil {
-		return nil
-	}
-	got = removeString(got, q)
-	return got[:min(len(got), DidYouMean)]
-}
-
-func removeString(list []string, s string) []string {
-	out := list[:0]
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// didYouMeanText is the sentence a 404 ends with: ` Did you mean "a",
-// "b" or "c"?`, empty without suggestions.
-func didYouMeanText(list []string) string {
-	if len(list) == 0 {
-		return ""
-	}
-	quoted := make([]string, len(list))
-	for i, k := range list {
-		quoted[i] = fmt.Sprintf("%q", k)
-	}
-	last := quoted[len(quoted)-1]
-	if len(quoted) == 1 {
-		return " Did you mean " + last + "?"
-	}
-	return " Did you mean " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + last + "?"
-}
-
-// notFound is the 404 of a keyword the index lacks, in the words of GET
-// /v1/keyword, with up to DidYouMean keywords to try instead.
-func (s *Server) notFound(ctx context.Context, q, country string, err error) HTTPError {
-	he := keywordNotFound(q, country, err)
-	he.Msg += didYouMeanText(s.didYouMean(ctx, country, q))
-	return he
 }
 
 // suggestScript is GET /suggest.js, the search box's suggestions.

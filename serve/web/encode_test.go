@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"encoding/json"
@@ -11,18 +11,19 @@ import (
 	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 // docOf is the reference document: what encoding/json prints for entry e.
-func docOf(e *kw.Entry, country, updated string) keywordDoc {
-	d := keywordDoc{
+func docOf(e *kw.Entry, country, updated string) servetest.KeywordDoc {
+	d := servetest.KeywordDoc{
 		Keyword: e.Keyword, Country: country, Volume: e.Volume, VolumeRange: e.VolumeRange,
 		CPC:     dollarsOf(e.CPCMicros),
 		Updated: updated, Intent: e.Intent,
-		Trend: []trendDoc{}, Related: []relatedDoc{},
+		Trend: []servetest.TrendDoc{}, Related: []servetest.RelatedDoc{},
 	}
 	if e.Competition != nil {
-		d.Competition = f64(float64(competitionHundredths(*e.Competition)) / 100)
+		d.Competition = servetest.F64(float64(CompetitionHundredths(*e.Competition)) / 100)
 	}
 	change := func(v *float64) (*float64, bool) {
 		switch {
@@ -35,14 +36,14 @@ func docOf(e *kw.Entry, country, updated string) keywordDoc {
 	}
 	d.YoY, d.YoYFromZero = change(e.YoYChange)
 	d.ThreeMonth, d.TMFromZero = change(e.ThreeMonthChange)
-	for _, m := range trimTrend(e.Trend) {
-		d.Trend = append(d.Trend, trendDoc{m.Month, m.Searches})
+	for _, m := range TrimTrend(e.Trend) {
+		d.Trend = append(d.Trend, servetest.TrendDoc{Month: m.Month, Volume: m.Searches})
 	}
 	for i, r := range e.Related {
 		if i == 10 {
 			break
 		}
-		d.Related = append(d.Related, relatedDoc{
+		d.Related = append(d.Related, servetest.RelatedDoc{
 			Keyword: r.Keyword, Volume: r.Volume, CPC: dollarsOf(r.CPCMicros),
 			Overlap: fmt.Sprintf("%d/20", r.Overlap), SameIntent: r.SameIntent,
 		})
@@ -55,10 +56,10 @@ func dollarsOf(micros *int64) *float64 {
 	if micros == nil {
 		return nil
 	}
-	return f64(float64(microsToCents(*micros)) / 100)
+	return servetest.F64(float64(MicrosToCents(*micros)) / 100)
 }
 
-// trickyStrings exercise every branch of appendString.
+// trickyStrings exercise every branch of AppendString.
 var trickyStrings = []string{
 	"", "plain", `"quoted"`, `back\slash`, "<script>alert(1)</script>", "a&b", "tab\tnew\nret\rbs\bff\f",
 	"\x00\x01\x1f\x7f", "ünïcödé 日本語 🏃", "\u2028\u2029", "\xff", "\xc3", "a\xc3(b", "\xed\xa0\x80",
@@ -72,8 +73,8 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 	}
 	for _, s := range trickyStrings {
@@ -103,34 +104,34 @@ func randomString(rng *rand.Rand) string {
 func TestKeywordJSONMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	entries := []kw.Entry{{}, {Keyword: "x", Trend: []kw.MonthlySearches{}, Related: []kw.RelatedKeyword{}}}
-	f := newFakeIndex(t)
-	for _, e := range f.entries {
+	f := servetest.NewIndex(t)
+	for _, e := range f.Entries {
 		entries = append(entries, e)
 	}
 	for i := range 500 {
 		e := kw.Entry{
 			Keyword:     randomString(rng),
-			Volume:      i64(rng.Int64N(1 << 40)),
-			CPCMicros:   i64(rng.Int64N(1 << 45)),
-			Competition: f64(float64(rng.IntN(101)) / 100),
+			Volume:      servetest.I64(rng.Int64N(1 << 40)),
+			CPCMicros:   servetest.I64(rng.Int64N(1 << 45)),
+			Competition: servetest.F64(float64(rng.IntN(101)) / 100),
 			Intent:      randomString(rng),
 		}
 		switch i % 5 {
 		case 0:
 			e.VolumeRange = randomString(rng)
 		case 1:
-			e.Competition = f64(rng.Float64())
+			e.Competition = servetest.F64(rng.Float64())
 		case 2:
-			e.Volume, e.CPCMicros = i64(-*e.Volume), i64(-*e.CPCMicros) // never real, but must stay valid JSON
+			e.Volume, e.CPCMicros = servetest.I64(-*e.Volume), servetest.I64(-*e.CPCMicros) // never real, but must stay valid JSON
 		case 3:
 			e.Volume, e.CPCMicros, e.Competition = nil, nil, nil // the source gave none
 		}
 		// Changes as the index decodes them: hundredths of a percent,
 		// whole percents, zero, ∞ or none.
-		changes := []*float64{nil, f64(0), f64(math.Inf(1)), f64(float64(rng.IntN(20001)-100) / 100), f64(float64(rng.IntN(2000) - 100)), f64(-100), f64(1e9)}
+		changes := []*float64{nil, servetest.F64(0), servetest.F64(math.Inf(1)), servetest.F64(float64(rng.IntN(20001)-100) / 100), servetest.F64(float64(rng.IntN(2000) - 100)), servetest.F64(-100), servetest.F64(1e9)}
 		e.YoYChange, e.ThreeMonthChange = changes[rng.IntN(len(changes))], changes[rng.IntN(len(changes))]
 		for j := range rng.IntN(20) {
-			m := kw.MonthlySearches{Month: fmt.Sprintf("20%02d-%02d", 10+j/12, 1+j%12), Searches: i64(rng.Int64N(1e9))}
+			m := kw.MonthlySearches{Month: fmt.Sprintf("20%02d-%02d", 10+j/12, 1+j%12), Searches: servetest.I64(rng.Int64N(1e9))}
 			if rng.IntN(5) == 0 {
 				m.Searches = nil
 			}
@@ -138,7 +139,7 @@ func TestKeywordJSONMatchesEncodingJSON(t *testing.T) {
 		}
 		for range rng.IntN(14) {
 			r := kw.RelatedKeyword{
-				Keyword: randomString(rng), Volume: i64(rng.Int64N(1e9)), CPCMicros: i64(rng.Int64N(1e10)),
+				Keyword: randomString(rng), Volume: servetest.I64(rng.Int64N(1e9)), CPCMicros: servetest.I64(rng.Int64N(1e10)),
 				Overlap: int32(rng.IntN(21)), SameIntent: rng.IntN(2) == 0,
 			}
 			if rng.IntN(5) == 0 {
@@ -155,7 +156,7 @@ func TestKeywordJSONMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = append(want, '\n')
-		got := appendKeywordJSON(nil, e, "US", "2026-11-21")
+		got := AppendKeywordJSON(nil, e, "US", "2026-11-21")
 		if string(got) != string(want) {
 			t.Fatalf("entry %d:\ngot  %s\nwant %s", i, got, want)
 		}
@@ -173,7 +174,7 @@ func TestMicrosToCents(t *testing.T) {
 		{123_456_789_000, "123456.79"}, {-5_000, "-0.01"}, {-4_999, "0"}, {-1_234_999, "-1.23"},
 		{math.MaxInt64, "9223372036854.78"}, {math.MinInt64, "-9223372036854.78"},
 	} {
-		if got := string(appendHundredths(nil, microsToCents(tt.micros))); got != tt.want {
+		if got := string(AppendHundredths(nil, MicrosToCents(tt.micros))); got != tt.want {
 			t.Errorf("cpc of %d micros = %s, want %s", tt.micros, got, tt.want)
 		}
 	}
@@ -192,8 +193,8 @@ func TestMicrosToCentsOracle(t *testing.T) {
 		r := new(big.Rat).SetFrac64(m, 10_000)
 		r.Add(r, big.NewRat(1, 2))
 		want := new(big.Int).Quo(r.Num(), r.Denom()).Int64()
-		if got := microsToCents(m); got != want {
-			t.Fatalf("microsToCents(%d) = %d, want %d", m, got, want)
+		if got := MicrosToCents(m); got != want {
+			t.Fatalf("MicrosToCents(%d) = %d, want %d", m, got, want)
 		}
 	}
 }
@@ -207,38 +208,38 @@ func TestCompetitionHundredths(t *testing.T) {
 		{0.285, "0.29"}, {0.125, "0.13"}, {0.124999, "0.12"}, {0.01, "0.01"}, {0.005, "0.01"},
 		{0.0049, "0"}, {math.NaN(), "0"}, {math.Inf(1), "0"}, {math.Inf(-1), "0"}, {2.5, "2.5"},
 	} {
-		if got := string(appendHundredths(nil, competitionHundredths(tt.c))); got != tt.want {
+		if got := string(AppendHundredths(nil, CompetitionHundredths(tt.c))); got != tt.want {
 			t.Errorf("competition %v = %s, want %s", tt.c, got, tt.want)
 		}
 	}
 	// Every competition index of the planner (0–100) survives the trip
 	// through index/100 unchanged.
 	for i := range 101 {
-		if got := competitionHundredths(float64(i) / 100); got != int64(i) {
+		if got := CompetitionHundredths(float64(i) / 100); got != int64(i) {
 			t.Errorf("competition %d/100 = %d hundredths", i, got)
 		}
 	}
 }
 
 func TestTrimTrend(t *testing.T) {
-	in := months(t, "2025-11", 14, 0)
-	got := trimTrend(in)
+	in := servetest.Months(t, "2025-11", 14, 0)
+	got := TrimTrend(in)
 	if len(got) != 12 || got[0].Month != "2024-12" || got[11].Month != "2025-11" {
-		t.Errorf("trimTrend = %v", got)
+		t.Errorf("TrimTrend = %v", got)
 	}
 	rev := append([]kw.MonthlySearches(nil), in...)
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
-	got = trimTrend(rev)
+	got = TrimTrend(rev)
 	if len(got) != 12 || got[0].Month != "2024-12" || got[11].Month != "2025-11" || kw.Deref(got[11].Searches) != 13 {
-		t.Errorf("trimTrend of reversed = %v", got)
+		t.Errorf("TrimTrend of reversed = %v", got)
 	}
 	if rev[0].Month != "2025-11" {
-		t.Error("trimTrend sorted its input in place")
+		t.Error("TrimTrend sorted its input in place")
 	}
-	if got := trimTrend(nil); len(got) != 0 {
-		t.Errorf("trimTrend(nil) = %v", got)
+	if got := TrimTrend(nil); len(got) != 0 {
+		t.Errorf("TrimTrend(nil) = %v", got)
 	}
 }
 
@@ -253,24 +254,24 @@ func FuzzAppendString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := appendString(nil, s)
+		got := AppendString(nil, s)
 		if string(got) != string(want) {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 		if !utf8.Valid(got) {
-			t.Fatalf("appendString(%q) is not UTF-8", s)
+			t.Fatalf("AppendString(%q) is not UTF-8", s)
 		}
 	})
 }
 
 func BenchmarkEncode(b *testing.B) {
-	f := newFakeIndex(b)
-	e := f.entries[[2]string{"US", "running shoes"}]
+	f := servetest.NewIndex(b)
+	e := f.Entries[[2]string{"US", "running shoes"}]
 	b.Run("append", func(b *testing.B) {
 		buf := make([]byte, 0, 4096)
 		b.ReportAllocs()
 		for b.Loop() {
-			buf = appendKeywordJSON(buf[:0], &e, "US", "2026-11-21")
+			buf = AppendKeywordJSON(buf[:0], &e, "US", "2026-11-21")
 		}
 		b.SetBytes(int64(len(buf)))
 	})

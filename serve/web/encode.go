@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"math"
@@ -17,22 +17,22 @@ import (
 // Limits of the answer: up to 12 trend months and 10 related keywords.
 const (
 	maxTrend   = 12
-	maxRelated = 10
+	MaxRelated = 10
 )
 
-// appendKeywordJSON appends the GET /v1/keyword document of e to dst.
+// AppendKeywordJSON appends the GET /v1/keyword document of e to dst.
 // country is the upper-case code, updated the data date. Trend and related
 // are trimmed here, so the document keeps those limits whatever the index holds.
-func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte {
+func AppendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte {
 	dst = append(dst, `{"keyword":`...)
-	dst = appendString(dst, e.Keyword)
+	dst = AppendString(dst, e.Keyword)
 	dst = append(dst, `,"country":`...)
-	dst = appendString(dst, country)
+	dst = AppendString(dst, country)
 	dst = append(dst, `,"volume":`...)
 	dst = appendOptInt(dst, e.Volume)
 	if e.VolumeRange != "" {
 		dst = append(dst, `,"volume_range":`...)
-		dst = appendString(dst, e.VolumeRange)
+		dst = AppendString(dst, e.VolumeRange)
 	}
 	dst = append(dst, `,"cpc":`...)
 	dst = appendOptCents(dst, e.CPCMicros)
@@ -40,29 +40,29 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 	if e.Competition == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendHundredths(dst, competitionHundredths(*e.Competition))
+		dst = AppendHundredths(dst, CompetitionHundredths(*e.Competition))
 	}
 	dst = appendChange(dst, `,"yoy":`, `,"yoy_from_zero":true`, e.YoYChange)
 	dst = appendChange(dst, `,"three_month":`, `,"three_month_from_zero":true`, e.ThreeMonthChange)
 	dst = append(dst, `,"updated":`...)
-	dst = appendString(dst, updated)
+	dst = AppendString(dst, updated)
 	dst = append(dst, `,"intent":`...)
-	dst = appendString(dst, e.Intent)
+	dst = AppendString(dst, e.Intent)
 	dst = append(dst, `,"trend":[`...)
-	for i, m := range trimTrend(e.Trend) {
+	for i, m := range TrimTrend(e.Trend) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"month":`...)
-		dst = appendString(dst, m.Month)
+		dst = AppendString(dst, m.Month)
 		dst = append(dst, `,"volume":`...)
 		dst = appendOptInt(dst, m.Searches)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"related":[`...)
 	related := e.Related
-	if len(related) > maxRelated {
-		related = related[:maxRelated]
+	if len(related) > MaxRelated {
+		related = related[:MaxRelated]
 	}
 	for i := range related {
 		rk := &related[i]
@@ -70,7 +70,7 @@ func appendKeywordJSON(dst []byte, e *kw.Entry, country, updated string) []byte 
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"keyword":`...)
-		dst = appendString(dst, rk.Keyword)
+		dst = AppendString(dst, rk.Keyword)
 		dst = append(dst, `,"volume":`...)
 		dst = appendOptInt(dst, rk.Volume)
 		dst = append(dst, `,"cpc":`...)
@@ -95,12 +95,12 @@ func appendChange(dst []byte, field, fromZero string, v *float64) []byte {
 	case math.IsInf(*v, 1):
 		return append(append(dst, "null"...), fromZero...)
 	}
-	return appendPercent(dst, *v)
+	return AppendPercent(dst, *v)
 }
 
-// appendPercent appends a change as encoding/json prints a float64 of at
+// AppendPercent appends a change as encoding/json prints a float64 of at
 // most two decimals.
-func appendPercent(dst []byte, v float64) []byte {
+func AppendPercent(dst []byte, v float64) []byte {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.AppendInt(dst, int64(v), 10)
 	}
@@ -120,13 +120,13 @@ func appendOptCents(dst []byte, v *int64) []byte {
 	if v == nil {
 		return append(dst, "null"...)
 	}
-	return appendHundredths(dst, microsToCents(*v))
+	return AppendHundredths(dst, MicrosToCents(*v))
 }
 
-// trimTrend returns the last maxTrend months oldest first. The index already
+// TrimTrend returns the last maxTrend months oldest first. The index already
 // stores them that way; sorting a copy only guards against an index that
 // does not.
-func trimTrend(t []kw.MonthlySearches) []kw.MonthlySearches {
+func TrimTrend(t []kw.MonthlySearches) []kw.MonthlySearches {
 	less := func(a, b kw.MonthlySearches) int {
 		switch {
 		case a.Month < b.Month:
@@ -146,9 +146,9 @@ func trimTrend(t []kw.MonthlySearches) []kw.MonthlySearches {
 	return t
 }
 
-// microsToCents rounds micros of USD to cents, halves away from zero (half
+// MicrosToCents rounds micros of USD to cents, halves away from zero (half
 // up for every real price, which is never negative).
-func microsToCents(m int64) int64 {
+func MicrosToCents(m int64) int64 {
 	const microsPerCent = kw.MicrosPerUnit / 100
 	q, r := m/microsPerCent, m%microsPerCent
 	switch {
@@ -160,11 +160,11 @@ func microsToCents(m int64) int64 {
 	return q
 }
 
-// competitionHundredths rounds a competition value to two decimals, halves
+// CompetitionHundredths rounds a competition value to two decimals, halves
 // up. A value that is a decimal half in intent (0.285) but slightly below it
 // in binary still rounds up. NaN and infinities, which JSON cannot carry,
 // become 0.
-func competitionHundredths(c float64) int64 {
+func CompetitionHundredths(c float64) int64 {
 	x := c * 100
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
@@ -178,10 +178,10 @@ func competitionHundredths(c float64) int64 {
 	return int64(f)
 }
 
-// appendHundredths appends v/100 as the shortest JSON number: 123 → 1.23,
+// AppendHundredths appends v/100 as the shortest JSON number: 123 → 1.23,
 // 120 → 1.2, 100 → 1, 0 → 0. encoding/json prints float64(v)/100 the same
 // way for every |v| < 2^53.
-func appendHundredths(dst []byte, v int64) []byte {
+func AppendHundredths(dst []byte, v int64) []byte {
 	u := uint64(v)
 	if v < 0 {
 		dst = append(dst, '-')
@@ -211,11 +211,11 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendString appends s as a JSON string with encoding/json's escaping:
+// AppendString appends s as a JSON string with encoding/json's escaping:
 // short escapes for \b \f \n \r \t, \u00XX for other control bytes and for
 // <, > and &, \ufffd for each invalid UTF-8 byte, and \u2028 and \u2029 for
 // the two line separators JavaScript does not allow in strings.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

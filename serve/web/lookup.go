@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"context"
@@ -29,10 +29,10 @@ const (
 // hold (and one keyword_lookup_bulk tool call).
 const MaxBulkKeywords = 100
 
-// normalizeInput validates and normalizes one keyword given in a JSON body
+// NormalizeInput validates and normalizes one keyword given in a JSON body
 // or tool argument. Failures are 400 HTTPErrors with the same codes as the
 // q parameter of GET /v1/keyword, worded for a "keyword" field.
-func normalizeInput(raw string) (string, error) { return normalizeKeyword(raw, inBody) }
+func NormalizeInput(raw string) (string, error) { return normalizeKeyword(raw, inBody) }
 
 // Where a keyword came from, for the wording of its refusal.
 const (
@@ -43,11 +43,11 @@ const (
 // normalizeKeyword validates and normalizes a keyword: the one place a
 // keyword is refused, whatever the route.
 func normalizeKeyword(raw string, body bool) (string, error) {
-	if len(raw) > maxRawQ {
+	if len(raw) > MaxRawQ {
 		return "", keywordProblem(kw.ErrKeywordTooLong, body) // too long to be worth normalizing
 	}
 	q, err := kw.NormalizeKeyword(raw)
-	if err == nil && unindexable(q) {
+	if err == nil && Unindexable(q) {
 		err = errUnindexable
 	}
 	if err != nil {
@@ -98,12 +98,12 @@ func keywordProblem(err error, body bool) HTTPError {
 // normalizes but could never be in the index.
 var errUnindexable = errors.New("keyword holds control characters or U+FFFD")
 
-// unindexable reports whether a normalized keyword holds what ingest
+// Unindexable reports whether a normalized keyword holds what ingest
 // refuses and so no index holds: a control character, or U+FFFD, which
 // only undecodable input produces (encoding/json turns invalid UTF-8 and
 // lone surrogates inside a body into it). Looking such a keyword up could
 // only answer a counted 404.
-func unindexable(q string) bool {
+func Unindexable(q string) bool {
 	for i := 0; i < len(q); i++ {
 		switch c := q[i]; {
 		case c < 0x20 || c == 0x7f:
@@ -115,9 +115,9 @@ func unindexable(q string) bool {
 	return false
 }
 
-// countryInput resolves a country code given in a JSON body or tool
+// CountryInput resolves a country code given in a JSON body or tool
 // argument; empty means DefaultCountry.
-func countryInput(code string) (kw.Country, error) {
+func CountryInput(code string) (kw.Country, error) {
 	if code == "" {
 		code = DefaultCountry
 	}
@@ -131,23 +131,23 @@ func countryInput(code string) (kw.Country, error) {
 // lookupOne answers one already validated lookup the way GET /v1/keyword
 // does: it refuses while no index is loaded, reserves one lookup with
 // Access, and counts it when the answer is a record or a not-found. The
-// rate-limit fields of a counted lookup go to h. The error is what classify
+// rate-limit fields of a counted lookup go to h. The error is what Classify
 // understands: kw.ErrNotFound (counted), kw.ErrNoIndex, ErrInvalidKey,
 // *QuotaError, or an internal failure.
-func (s *Server) lookupOne(ctx context.Context, r *http.Request, c kw.Country, q string, h http.Header) (kw.Entry, kw.IndexInfo, error) {
-	info, ok := s.index.Info()
+func (s *Core) LookupOne(ctx context.Context, r *http.Request, c kw.Country, q string, h http.Header) (kw.Entry, kw.IndexInfo, error) {
+	info, ok := s.Index.Info()
 	if !ok {
 		return kw.Entry{}, info, fmt.Errorf("cannot look up %q: %w", q, kw.ErrNoIndex)
 	}
-	if err := countryIndexed(info, c); err != nil {
+	if err := CountryIndexed(info, c); err != nil {
 		return kw.Entry{}, info, err
 	}
-	t, err := s.access.Admit(ctx, r, s.clientAddr(r), 1)
+	t, err := s.Access.Admit(ctx, r, s.ClientAddr(r), 1)
 	if err != nil {
 		return kw.Entry{}, info, fmt.Errorf("cannot admit lookup: %w", err)
 	}
 	defer t.Cancel() // a no-op once committed
-	e, err := s.index.Lookup(ctx, c.Code, q)
+	e, err := s.Index.Lookup(ctx, c.Code, q)
 	switch {
 	case errors.Is(err, kw.ErrNotFound):
 		t.Commit(1, h)
@@ -161,14 +161,14 @@ func (s *Server) lookupOne(ctx context.Context, r *http.Request, c kw.Country, q
 
 // quotaReset returns when the allowance behind a *QuotaError renews and how
 // long that is from now, rounded up to whole seconds (as Retry-After is).
-func (s *Server) quotaReset(qe *QuotaError) (time.Time, time.Duration) {
-	d := time.Duration(retrySeconds(qe.RetryAfter)) * time.Second
-	return s.now().UTC().Add(d).Truncate(time.Second), d
+func (s *Core) QuotaReset(qe *QuotaError) (time.Time, time.Duration) {
+	d := time.Duration(RetrySeconds(qe.RetryAfter)) * time.Second
+	return s.Now().UTC().Add(d).Truncate(time.Second), d
 }
 
-// humanDuration writes d as "40s", "12m", "5h", "5h 3m", "3d" or "3d 4h",
+// HumanDuration writes d as "40s", "12m", "5h", "5h 3m", "3d" or "3d 4h",
 // rounded up to the last unit shown, so that "renews in" is never early.
-func humanDuration(d time.Duration) string {
+func HumanDuration(d time.Duration) string {
 	if d < time.Minute {
 		return fmt.Sprintf("%ds", max((d+time.Second-1)/time.Second, 0))
 	}
@@ -189,10 +189,10 @@ func humanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd %dh", h/24, h%24)
 }
 
-// dataDate is the data date to show with e: the date of the build e came
+// DataDate is the data date to show with e: the date of the build e came
 // from, so an answer never mixes two builds during a swap; info's date for
 // an index that does not report it.
-func dataDate(e *kw.Entry, info kw.IndexInfo) string {
+func DataDate(e *kw.Entry, info kw.IndexInfo) string {
 	if e.DataDate != "" {
 		return e.DataDate
 	}

@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Reasons a request body could not be read, as BodyError.Reason and the
@@ -19,7 +20,7 @@ const (
 )
 
 // BodyError is a request body the client failed to deliver whole. It is
-// always the client's fault, never the server's: classify answers it 400
+// always the client's fault, never the server's: Classify answers it 400
 // invalid_body (nothing at all when the client is gone), it is logged at
 // Debug and counted in kwdata_http_body_errors_total, not as a 5xx.
 type BodyError struct {
@@ -55,12 +56,12 @@ func bodyReadError(err error) error {
 	return &BodyError{Reason: reason, Err: err}
 }
 
-// readBody reads a request body of at most limit bytes. A longer one is a
+// ReadBody reads a request body of at most limit bytes. A longer one is a
 // 413 HTTPError; one the client fails to deliver (a bad chunk length, a
 // body shorter than its Content-Length, one too slow) is a *BodyError.
 // Every handler that takes a body reads it here, so those failures are
 // answered and counted the same way on every route.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, bodyReadError(err)
@@ -71,3 +72,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// ReadTimeout is how long a client may take to send a whole request,
+// headers and body (http.Server.ReadTimeout of Serve).
+const ReadTimeout = 15 * time.Second

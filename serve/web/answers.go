@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"sync"
@@ -10,7 +10,7 @@ import (
 // DefaultAnswerCacheBytes is the default of Options.AnswerCacheBytes.
 const DefaultAnswerCacheBytes = 64 << 20
 
-// answerCache holds ready GET /v1/keyword bodies of one index build. A build
+// AnswerCache holds ready GET /v1/keyword bodies of one index build. A build
 // is immutable, so an answer never goes stale while its build is served;
 // the cache of a build is dropped whole when another build is served. A hit
 // spares the index seek, the decoding and the encoding: most of what the
@@ -28,7 +28,7 @@ const DefaultAnswerCacheBytes = 64 << 20
 // its size (the sample's at 200,000 keywords: 1,824 bytes to 300), so the
 // bound holds about five times as many. Decompressing a hit costs a
 // fraction of the seek, decoding and encoding it spares.
-type answerCache struct {
+type AnswerCache struct {
 	version string // kw.IndexInfo.Version of the build the answers come from
 	limit   int64
 
@@ -48,7 +48,7 @@ type answerCache struct {
 // Packed answers start with how the rest holds the body.
 const (
 	packRaw  = 0 // the body as is
-	packDict = 1 // an S2 block of the body, made with answerCache.dict
+	packDict = 1 // an S2 block of the body, made with AnswerCache.dict
 )
 
 // dictSample is how many bytes of answers make the dictionary: the most
@@ -74,32 +74,32 @@ func entrySize(q string, packed []byte) int64 {
 	return int64(cap(packed)+len(q)) + answerOverhead
 }
 
-func newAnswerCache(version string, limit int64) *answerCache {
-	return &answerCache{version: version, limit: limit, m: map[string]map[string][]byte{}}
+func newAnswerCache(version string, limit int64) *AnswerCache {
+	return &AnswerCache{version: version, limit: limit, m: map[string]map[string][]byte{}}
 }
 
 // answers returns the cache of build version, making a new one when the
 // served build changed; nil when caching is off.
-func (s *Server) answers(version string) *answerCache {
+func (s *Core) Answers(version string) *AnswerCache {
 	if s.answerLimit <= 0 {
 		return nil
 	}
 	for {
-		c := s.answerCache.Load()
+		c := s.AnswerCache.Load()
 		if c != nil && c.version == version {
 			return c
 		}
 		n := newAnswerCache(version, s.answerLimit)
-		if s.answerCache.CompareAndSwap(c, n) {
+		if s.AnswerCache.CompareAndSwap(c, n) {
 			return n
 		}
 	}
 }
 
-// get returns the body of keyword q in country, decompressed into dst
+// Get returns the body of keyword q in country, decompressed into dst
 // when it was compressed (the result may alias dst), and whether the cache
 // holds it.
-func (c *answerCache) get(country, q string, dst []byte) ([]byte, bool) {
+func (c *AnswerCache) Get(country, q string, dst []byte) ([]byte, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -122,8 +122,8 @@ func (c *answerCache) get(country, q string, dst []byte) ([]byte, bool) {
 	return body, true
 }
 
-// put keeps a compressed copy of body as the answer for q in country.
-func (c *answerCache) put(country, q string, body []byte) {
+// Put keeps a compressed copy of body as the answer for q in country.
+func (c *AnswerCache) Put(country, q string, body []byte) {
 	if c == nil || int64(len(body)+len(q))+answerOverhead > c.limit {
 		return
 	}
@@ -163,7 +163,7 @@ func (c *answerCache) put(country, q string, body []byte) {
 
 // pack returns body as the cache keeps it: compressed with the dictionary
 // once there is one, in an allocation of its own.
-func (c *answerCache) pack(body []byte) []byte {
+func (c *AnswerCache) pack(body []byte) []byte {
 	// append, not make, so that cap reports the allocation's size class,
 	// which is what the bound counts (see entrySize).
 	d := c.dict.Load()
@@ -172,19 +172,19 @@ func (c *answerCache) pack(body []byte) []byte {
 	}
 	// The compressed block is made in a pooled buffer, then copied to
 	// its exact size.
-	sp := bufPool.Get().(*[]byte)
+	sp := BufPool.Get().(*[]byte)
 	// EncodeBetter packs the sample's answers a tenth tighter than
 	// Encode, and its output decodes no slower; the cost is paid once an
 	// answer, at admission.
 	enc := d.EncodeBetter((*sp)[:cap(*sp)], body)
 	p := append([]byte{packDict}, enc...)
 	*sp = enc
-	putBuf(sp)
+	PutBuf(sp)
 	return p
 }
 
 // evictOne drops one arbitrary answer; false when there is none.
-func (c *answerCache) evictOne() bool {
+func (c *AnswerCache) evictOne() bool {
 	for country, byQ := range c.m {
 		for q, p := range byQ {
 			delete(byQ, q)
@@ -197,4 +197,7 @@ func (c *answerCache) evictOne() bool {
 }
 
 // answerCachePtr is the Server's current cache.
-type answerCachePtr = atomic.Pointer[answerCache]
+type answerCachePtr = atomic.Pointer[AnswerCache]
+
+// Version is the index build whose answers c holds.
+func (c *AnswerCache) Version() string { return c.version }
