@@ -1,14 +1,11 @@
 package serve
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/serve/web"
@@ -45,28 +42,6 @@ func writeBody(w http.ResponseWriter, r *http.Request, contentType []string, bod
 		w.Write(body)
 	}
 	return nil
-}
-
-// toolIntentGroup is the intent_group tool: GET /v1/intent as a tool.
-func (s *Server) toolIntentGroup(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call, err := toolCall(ctx)
-	if err != nil {
-		return nil, err
-	}
-	q, c, err := keywordArgs(req)
-	if err != nil {
-		return nil, err
-	}
-	h := http.Header{}
-	g, _, _, err := s.LookupGroup(ctx, call.r, c, q, h)
-	call.setHeader(h)
-	if err != nil {
-		if errors.Is(err, kw.ErrNotFound) || errors.Is(err, web.ErrNoGroup) {
-			return toolError(s.IntentError(ctx, q, c, err).(HTTPError).Msg), nil
-		}
-		return s.toolFailure(call, err)
-	}
-	return toolDocument(web.AppendIntentJSON(nil, &g, q)), nil
 }
 
 // intentView is the intent group page, every number formatted.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/serve/agent"
 	"github.com/kwdata/kwdata/serve/web"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -410,7 +411,7 @@ func TestMCPRaw(t *testing.T) {
 		{name: "object id", body: `{"jsonrpc":"2.0","id":{},"method":"ping"}`, wantStatus: 400, problem: CodeInvalidBody},
 		{name: "unknown method", body: `{"jsonrpc":"2.0","id":7,"method":"nope/nope"}`, wantStatus: 400, problem: CodeInvalidBody, wantInBody: "nope/nope"},
 		{name: "initialize without params", body: `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, wantStatus: 400, problem: CodeInvalidBody},
-		{name: "huge body", body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", maxMCPBody) + `"}}`, wantStatus: 413, problem: CodeBodyTooLarge},
+		{name: "huge body", body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", agent.MaxMCPBody) + `"}}`, wantStatus: 413, problem: CodeBodyTooLarge},
 		{name: "form body", body: ping, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, wantStatus: 415, problem: CodeInvalidBody},
 		{name: "no Accept", body: ping, header: http.Header{"Accept": nil}, wantStatus: 200},
 		{name: "Accept without JSON", body: ping, header: http.Header{"Accept": {"text/html"}}, wantStatus: 400, problem: CodeInvalidBody},

@@ -3,7 +3,10 @@
 
 package serve
 
-import "github.com/kwdata/kwdata/serve/web"
+import (
+	"github.com/kwdata/kwdata/serve/agent"
+	"github.com/kwdata/kwdata/serve/web"
+)
 
 // Types shared by every room; serve/web documents them.
 type (
@@ -80,3 +83,9 @@ var Error = web.Error
 
 // ParsePublicURL is web.ParsePublicURL.
 var ParsePublicURL = web.ParsePublicURL
+
+// CanonicalOrigin is web.CanonicalOrigin.
+func CanonicalOrigin(s string) (string, error) { return web.CanonicalOrigin(s) }
+
+// MaxMCPAnswer is agent.MaxMCPAnswer.
+const MaxMCPAnswer = agent.MaxMCPAnswer

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/agent"
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -103,7 +104,7 @@ type Server struct {
 
 	metrics *metrics
 	origins map[string]bool // CanonicalOrigin of Options.AllowedOrigins
-	mcp     *mcpEndpoint    // the SDK server behind POST /mcp
+	agent   *agent.Agent    // POST /mcp
 
 	suggestLimit *rateLimiter // GET /v1/suggest, per client
 
@@ -168,7 +169,7 @@ func New(opt Options) *Server {
 	s.PublicURL = pub
 	s.metrics = newMetrics(opt.Registry, s.Index, s.Now)
 	s.Index = s.metrics.countDamage(s.Index)
-	s.mcp = s.newMCPEndpoint()
+	s.agent = agent.New(s.Core, s.origins)
 	s.handle("GET /v1/keyword", private(s.handleKeyword))
 	s.handle("GET /v1/intent", private(s.handleIntent))
 	s.handle("GET /v1/suggest", s.handleSuggest)
@@ -181,7 +182,7 @@ func New(opt Options) *Server {
 	s.handleAccounts()
 	s.handle("GET /v1/openapi.json", s.handleOpenAPI)
 	s.handle("GET /llms.txt", s.handleLLMs)
-	s.handle("POST /mcp", private(s.handleMCP))
+	s.handle("POST /mcp", private(s.agent.ServeMCP))
 	s.handle("GET /", s.handleHome)
 	s.handle("GET /keyword", s.handleKeywordPage)
 	s.handle("GET /intent", s.handleIntentPage)

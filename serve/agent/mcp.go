@@ -1,4 +1,4 @@
-package serve
+package agent
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,7 +36,7 @@ import (
 //
 // What one POST may cost is settled before the SDK sees it:
 //
-//   - the body is at most maxMCPBody bytes and is read before any work;
+//   - the body is at most MaxMCPBody bytes and is read before any work;
 //   - it holds one JSON-RPC message: batches, which the 2025-06-18
 //     revision removed, are refused, so one POST is one answer;
 //   - at most mcpSlots() POSTs are inside the SDK at once, so a flood of
@@ -50,10 +49,10 @@ import (
 // limits: 80-character keywords, 12 months, 10 related) and error messages that
 // quote the request; TestMCPAnswerBound measures both against the bound.
 
-// maxMCPBody bounds the body of POST /mcp: one JSON-RPC message. A
+// MaxMCPBody bounds the body of POST /mcp: one JSON-RPC message. A
 // keyword_lookup_bulk call of 100 keywords of 80 characters, each one
 // written as \u escapes, takes under 50 KiB.
-const maxMCPBody = 64 << 10
+const MaxMCPBody = 64 << 10
 
 // MaxMCPAnswer is the most bytes one answer of POST /mcp may hold. The
 // largest answer a request can cause is far below it (see
@@ -76,7 +75,7 @@ type mcpEndpoint struct {
 }
 
 // newMCPEndpoint builds the SDK server with kwdata's tools.
-func (s *Server) newMCPEndpoint() *mcpEndpoint {
+func (s *Agent) newMCPEndpoint() *mcpEndpoint {
 	sdkLog := slog.New(quietHandler{s.Log.Handler()}).With("component", "mcp")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "kwdata", Title: "kwdata keyword data", Version: "1.0.0"},
 		&mcp.ServerOptions{
@@ -107,7 +106,7 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 				Stateless:           true,
 				JSONResponse:        true,
 				Logger:              sdkLog,
-				MaxRequestBodyBytes: maxMCPBody,
+				MaxRequestBodyBytes: MaxMCPBody,
 				// The SDK refuses a request reaching a loopback address with
 				// another Host, against DNS rebinding; behind a reverse proxy
 				// on the same machine that is every request. checkOrigin
@@ -152,13 +151,13 @@ func (c *mcpCall) setHeader(h http.Header) {
 }
 
 // handleMCP answers POST /mcp.
-func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
+func (s *Agent) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
-	body, err := web.ReadBody(r, maxMCPBody)
+	body, err := web.ReadBody(r, MaxMCPBody)
 	if err != nil {
-		var he HTTPError
+		var he web.HTTPError
 		if errors.As(err, &he) {
 			return err
 		}
@@ -167,7 +166,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 			// the answer.
 			return fmt.Errorf("cannot read an MCP request body: %w (%w)", ctxErr, err)
 		}
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+		return web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody,
 			Msg: "The request body could not be read to its end; send it again.", Err: err}
 	}
 	if r.Header["Authorization"] != nil || r.Header["X-Api-Key"] != nil {
@@ -181,7 +180,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		t.Cancel()
 	}
 	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
-		return HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+		return web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody,
 			Msg: "The body is a JSON-RPC batch; send one message per POST (protocol revision 2025-06-18 removed batches)."}
 	}
 
@@ -252,7 +251,7 @@ func (ep *mcpEndpoint) serve(r *http.Request) (*mcpAnswer, error) {
 }
 
 // sdkRefusal turns a plain-text refusal of the SDK into an HTTPError.
-func sdkRefusal(status int, text []byte) HTTPError {
+func sdkRefusal(status int, text []byte) web.HTTPError {
 	msg := strings.TrimSpace(strings.ToValidUTF8(string(text), "\uFFFD"))
 	msg = strings.TrimPrefix(msg, "Bad Request: ")
 	if len(msg) > 300 {
@@ -265,21 +264,21 @@ func sdkRefusal(status int, text []byte) HTTPError {
 	if msg != "" && !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "…") {
 		msg += "."
 	}
-	code := CodeInvalidBody
+	code := web.CodeInvalidBody
 	switch status {
 	case http.StatusRequestEntityTooLarge:
-		code = CodeBodyTooLarge
+		code = web.CodeBodyTooLarge
 	case http.StatusNotFound:
-		code = CodeNotFound
+		code = web.CodeNotFound
 	case http.StatusMethodNotAllowed:
-		code = CodeMethodNotAllowed
+		code = web.CodeMethodNotAllowed
 	}
 	if status < 400 || status >= 500 {
 		// A plain-text 5xx is the SDK failing, not the client.
-		return HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
+		return web.HTTPError{Status: http.StatusInternalServerError, Code: web.CodeInternal,
 			Msg: "The server failed to answer this request; retrying may help.", Err: errors.New(msg)}
 	}
-	return HTTPError{Status: status, Code: code, Msg: "The MCP request was refused: " + msg}
+	return web.HTTPError{Status: status, Code: code, Msg: "The MCP request was refused: " + msg}
 }
 
 // mcpAnswer holds the SDK's answer until it is complete, so that kwdata
@@ -346,18 +345,18 @@ func (h quietHandler) WithGroup(name string) slog.Handler {
 // Programs send no Origin and may call; so may pages on a loopback host
 // (localhost, 127.0.0.0/8, ::1), which only the machine itself can serve,
 // and pages of the origins in Options.AllowedOrigins.
-func (s *Server) checkOrigin(r *http.Request) error {
+func (s *Agent) checkOrigin(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return nil
 	}
-	if u, err := parseOrigin(origin); err == nil && (loopbackHost(u.Hostname()) || s.origins[u.String()]) {
+	if u, err := web.ParseOrigin(origin); err == nil && (loopbackHost(u.Hostname()) || s.origins[u.String()]) {
 		return nil
 	}
 	if len(origin) > 64 {
 		origin = origin[:64] + "…"
 	}
-	return HTTPError{Status: http.StatusForbidden, Code: CodeForbiddenOrigin,
+	return web.HTTPError{Status: http.StatusForbidden, Code: web.CodeForbiddenOrigin,
 		Msg: fmt.Sprintf("Origin %q may not call this MCP endpoint; call it from a program (no Origin) or from a page on localhost.", origin)}
 }
 
@@ -369,37 +368,6 @@ func loopbackHost(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.Unmap().IsLoopback()
-}
-
-// CanonicalOrigin checks that s is a web origin, "scheme://host[:port]"
-// with scheme http or https (as --allowed-origin takes them), and returns
-// it in the form Options.AllowedOrigins compares.
-func CanonicalOrigin(s string) (string, error) {
-	u, err := parseOrigin(strings.TrimSpace(s))
-	if err != nil {
-		return "", err
-	}
-	return u.String(), nil
-}
-
-// parseOrigin parses a web origin, "scheme://host[:port]" with scheme http
-// or https, and returns it lower-cased with the scheme's default port
-// dropped, so equal origins compare equal as strings.
-func parseOrigin(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, err
-	}
-	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return nil, fmt.Errorf("%q is not an origin; use scheme://host[:port], e.g. https://kwdata.example.com", s)
-	}
-	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
-		u.Host = strings.TrimSuffix(u.Host, ":"+p)
-	}
-	u.Path = ""
-	return u, nil
 }
 
 // toolCall returns the HTTP side of a tool call.
@@ -438,7 +406,7 @@ func keywordArgs(req *mcp.CallToolRequest) (string, kw.Country, error) {
 }
 
 // toolKeywordLookup is the keyword_lookup tool: GET /v1/keyword as a tool.
-func (s *Server) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Agent) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call, err := toolCall(ctx)
 	if err != nil {
 		return nil, err
@@ -464,7 +432,7 @@ func (s *Server) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest
 
 // toolKeywordLookupBulk is the keyword_lookup_bulk tool: POST /v1/keywords
 // as a tool.
-func (s *Server) toolKeywordLookupBulk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Agent) toolKeywordLookupBulk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call, err := toolCall(ctx)
 	if err != nil {
 		return nil, err
@@ -479,8 +447,8 @@ func (s *Server) toolKeywordLookupBulk(ctx context.Context, req *mcp.CallToolReq
 	switch {
 	case len(a.Keywords) == 0:
 		return nil, badArgs(errors.New(`"keywords" must hold 1 to 100 keywords`))
-	case len(a.Keywords) > MaxBulkKeywords:
-		return nil, badArgs(fmt.Errorf(`"keywords" holds %d keywords; send at most %d per call`, len(a.Keywords), MaxBulkKeywords))
+	case len(a.Keywords) > web.MaxBulkKeywords:
+		return nil, badArgs(fmt.Errorf(`"keywords" holds %d keywords; send at most %d per call`, len(a.Keywords), web.MaxBulkKeywords))
 	}
 	c, err := web.CountryInput(a.Country)
 	if err != nil {
@@ -512,7 +480,7 @@ func decodeArgs(args json.RawMessage, v any) error {
 // badArgs is the JSON-RPC error of arguments a tool cannot take: invalid
 // params, with the problem code of the matching HTTP error as data.
 func badArgs(err error) *jsonrpc.Error {
-	var he HTTPError
+	var he web.HTTPError
 	if errors.As(err, &he) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + he.Msg,
 			Data: json.RawMessage(`{"code":` + strconv.Quote(he.Code) + `}`)}
@@ -539,8 +507,8 @@ func toolError(msg string) *mcp.CallToolResult {
 
 // toolFailure turns a failed lookup into a tool error the model can read,
 // a JSON-RPC internal error, or (invalid key) a refusal of the whole POST.
-func (s *Server) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
-	var qe *QuotaError
+func (s *Agent) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
+	var qe *web.QuotaError
 	if errors.As(err, &qe) {
 		// The words of the 429 problem, with the clock time of the reset
 		// too: a model has no Retry-After field to read.
@@ -634,9 +602,9 @@ var mcpTools = []*mcp.Tool{
 
 // toolSignupFailure turns a refused sign-up step into a tool error in the
 // words of the matching problem document, or an internal error.
-func (s *Server) toolSignupFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
-	var he HTTPError
-	if errors.As(err, &he) && he.Status < 500 || errors.As(err, &he) && he.Code == CodeMailUnavailable {
+func (s *Agent) toolSignupFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
+	var he web.HTTPError
+	if errors.As(err, &he) && he.Status < 500 || errors.As(err, &he) && he.Code == web.CodeMailUnavailable {
 		return toolError(he.Msg), nil
 	}
 	return s.toolFailure(call, err)
@@ -644,7 +612,7 @@ func (s *Server) toolSignupFailure(call *mcpCall, err error) (*mcp.CallToolResul
 
 // toolRegisterRequestCode is the register_request_code tool: POST
 // /v1/register as a tool.
-func (s *Server) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Agent) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call, err := toolCall(ctx)
 	if err != nil {
 		return nil, err
@@ -675,7 +643,7 @@ func (s *Server) toolRegisterRequestCode(ctx context.Context, req *mcp.CallToolR
 
 // toolRegisterVerify is the register_verify tool: POST
 // /v1/register/verify as a tool.
-func (s *Server) toolRegisterVerify(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Agent) toolRegisterVerify(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call, err := toolCall(ctx)
 	if err != nil {
 		return nil, err
@@ -696,7 +664,7 @@ func (s *Server) toolRegisterVerify(ctx context.Context, req *mcp.CallToolReques
 	}
 	code := strings.TrimSpace(a.Code)
 	if code == "" || len(code) > 16 {
-		return s.toolSignupFailure(call, web.RegisterError(ErrCodeInvalid))
+		return s.toolSignupFailure(call, web.RegisterError(web.ErrCodeInvalid))
 	}
 	key, err := s.Registrar.VerifySignup(call.r.Context(), email, code)
 	if err != nil {
@@ -707,4 +675,26 @@ func (s *Server) toolRegisterVerify(ctx context.Context, req *mcp.CallToolReques
 		return nil, err
 	}
 	return toolDocument(doc), nil
+}
+
+// toolIntentGroup is the intent_group tool: GET /v1/intent as a tool.
+func (s *Agent) toolIntentGroup(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call, err := toolCall(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, c, err := keywordArgs(req)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	g, _, _, err := s.LookupGroup(ctx, call.r, c, q, h)
+	call.setHeader(h)
+	if err != nil {
+		if errors.Is(err, kw.ErrNotFound) || errors.Is(err, web.ErrNoGroup) {
+			return toolError(s.IntentError(ctx, q, c, err).(web.HTTPError).Msg), nil
+		}
+		return s.toolFailure(call, err)
+	}
+	return toolDocument(web.AppendIntentJSON(nil, &g, q)), nil
 }
