@@ -15,15 +15,9 @@ import (
 // handleAccounts registers the routes of sign-up, keys and billing, in
 // one place so that they read together.
 func (s *Server) handleAccounts() {
-	s.handle("POST /v1/register", private(s.handleRegister))
-	s.handle("POST /v1/register/verify", private(s.handleRegisterVerify))
-	s.handle("POST /v1/keys/rotate", private(s.handleRotate))
 	s.handle("GET /register", private(s.handleRegisterPage))
 	s.handle("POST /register", private(s.handleRegisterForm))
 	s.handle("POST /register/verify", private(s.handleRegisterVerifyForm))
-	s.handle("POST /v1/billing/checkout", private(s.handleCheckout))
-	s.handle("POST /v1/billing/portal", private(s.handlePortal))
-	s.handle("POST /v1/billing/webhook", private(s.handleWebhook))
 	s.handle("GET /account", private(s.handleAccountPage))
 	s.handle("POST /account/login", private(s.handleAccountLogin))
 	s.handle("POST /account/logout", private(s.handleAccountLogout))

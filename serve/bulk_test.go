@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
 	"github.com/kwdata/kwdata/serve/internal/servetest"
 	"github.com/kwdata/kwdata/serve/web"
 )
@@ -157,7 +158,7 @@ func TestBulkResultsInRequestOrder(t *testing.T) {
 	for _, r := range servetest.DemoRelated {
 		kws = append(kws, strings.ToUpper(r.Keyword))
 	}
-	body, _ := json.Marshal(bulkRequest{Keywords: kws})
+	body, _ := json.Marshal(api.BulkRequest{Keywords: kws})
 	w := post(t, ds, "/v1/keywords", string(body), nil)
 	var doc bulkDoc
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
 )
 
 // TestCountryWithoutData: a supported country the served index holds no
@@ -73,7 +74,7 @@ func TestCountryWithoutData(t *testing.T) {
 func TestCountriesWithDataFirst(t *testing.T) {
 	ds := newDemoServer(t)
 	w := do(t, ds, "GET", "/v1/countries", nil)
-	var doc countriesJSON
+	var doc api.CountriesJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -16,34 +16,6 @@ import (
 // index was built: the keyword's entry names the leader, and the group is
 // one more point read. It is one counted lookup, as GET /v1/keyword is.
 
-// handleIntent answers GET /v1/intent?q=&country=.
-func (s *Server) handleIntent(w http.ResponseWriter, r *http.Request) error {
-	q, c, err := web.ParseKeywordQuery(r.URL.RawQuery)
-	if err != nil {
-		return err
-	}
-	g, _, _, err := s.LookupGroup(r.Context(), r, c, q, w.Header())
-	if err != nil {
-		return s.IntentError(r.Context(), q, c, err)
-	}
-	if wantsCSV(r) {
-		return writeCSVDownload(w, r, csvName("intent", q, c.Code), appendIntentCSV(&g))
-	}
-	return writeBody(w, r, contentTypeJSON, web.AppendIntentJSON(nil, &g, q))
-}
-
-// writeBody writes a complete 200 answer.
-func writeBody(w http.ResponseWriter, r *http.Request, contentType []string, body []byte) error {
-	h := w.Header()
-	h["Content-Type"] = contentType
-	h["Content-Length"] = web.ContentLength(len(body))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
-	return nil
-}
-
 // intentView is the intent group page, every number formatted.
 type intentView struct {
 	Keyword, Leader, LeaderURL, Country, CountryName, Updated string

@@ -21,6 +21,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -46,7 +47,7 @@ func keywordsBody(n int) string {
 	for i := range kws {
 		kws[i] = fmt.Sprintf("keyword %d", i)
 	}
-	b, _ := json.Marshal(bulkRequest{Country: "us", Keywords: kws})
+	b, _ := json.Marshal(api.BulkRequest{Country: "us", Keywords: kws})
 	return string(b)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/serve/agent"
+	"github.com/kwdata/kwdata/serve/api"
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -106,8 +107,6 @@ type Server struct {
 	origins map[string]bool // CanonicalOrigin of Options.AllowedOrigins
 	agent   *agent.Agent    // POST /mcp
 
-	suggestLimit *rateLimiter // GET /v1/suggest, per client
-
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
 	routes       map[string]*route
@@ -116,7 +115,7 @@ type Server struct {
 
 // handlerFunc is a handler that returns its failure instead of writing it;
 // Server.ServeHTTP renders the failure as a problem document.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+type handlerFunc = web.HandlerFunc
 
 // route is one path and what it answers.
 type route struct {
@@ -151,8 +150,6 @@ func New(opt Options) *Server {
 		},
 		routes:  map[string]*route{},
 		origins: map[string]bool{},
-
-		suggestLimit: newRateLimiter(SuggestRate, opt.Now),
 	}
 	s.SetAnswerCache(opt.AnswerCacheBytes)
 	for _, o := range opt.AllowedOrigins {
@@ -170,17 +167,12 @@ func New(opt Options) *Server {
 	s.metrics = newMetrics(opt.Registry, s.Index, s.Now)
 	s.Index = s.metrics.countDamage(s.Index)
 	s.agent = agent.New(s.Core, s.origins)
-	s.handle("GET /v1/keyword", private(s.handleKeyword))
-	s.handle("GET /v1/intent", private(s.handleIntent))
-	s.handle("GET /v1/suggest", s.handleSuggest)
-	s.handle("GET /v1/countries", s.handleCountries)
 	s.handle("GET /healthz", s.handleHealthz)
 	s.handle("GET /readyz", s.handleReadyz)
 	s.handle("GET /metrics", s.metrics.handle)
 	s.handle("GET /problems/{code}", s.handleProblem)
-	s.handle("POST /v1/keywords", private(s.handleBulk))
+	s.mount(api.New(s.Core).Routes())
 	s.handleAccounts()
-	s.handle("GET /v1/openapi.json", s.handleOpenAPI)
 	s.handle("GET /llms.txt", s.handleLLMs)
 	s.handle("POST /mcp", private(s.agent.ServeMCP))
 	s.handle("GET /", s.handleHome)
@@ -223,6 +215,17 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 	}
 	rt.allow = strings.Join(ms, ", ")
 	rt.cors = strings.Join(shared, ", ")
+}
+
+// mount registers the routes of a room.
+func (s *Server) mount(routes []web.Route) {
+	for _, rt := range routes {
+		h := rt.Handler
+		if rt.Private {
+			h = private(h)
+		}
+		s.handle(rt.Pattern, h)
+	}
 }
 
 // private marks every answer of h, refusals included, as

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
 	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
@@ -391,21 +392,21 @@ func TestCountries(t *testing.T) {
 		t.Fatalf("status %d, Content-Type %q", w.Code, w.Header().Get("Content-Type"))
 	}
 	golden(t, "countries.json", w.Body.Bytes())
-	var doc countriesJSON
+	var doc api.CountriesJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc.Updated != "2026-11-21" || len(doc.Countries) != len(kw.Countries()) || len(doc.Countries) < 55 {
 		t.Fatalf("updated %q, %d countries", doc.Updated, len(doc.Countries))
 	}
-	byCode := map[string]countryJSON{}
+	byCode := map[string]api.CountryJSON{}
 	for _, c := range doc.Countries {
 		byCode[c.Code] = c
 	}
-	for code, want := range map[string]countryJSON{
-		"US": {"US", "United States", "en", 2840, 7},
-		"DE": {"DE", "Germany", "de", 2276, 1},
-		"GB": {"GB", "United Kingdom", "en", 2826, 0},
+	for code, want := range map[string]api.CountryJSON{
+		"US": {Code: "US", Name: "United States", Language: "en", GeoTarget: 2840, Keywords: 7},
+		"DE": {Code: "DE", Name: "Germany", Language: "de", GeoTarget: 2276, Keywords: 1},
+		"GB": {Code: "GB", Name: "United Kingdom", Language: "en", GeoTarget: 2826, Keywords: 0},
 	} {
 		if byCode[code] != want {
 			t.Errorf("%s = %+v, want %+v", code, byCode[code], want)

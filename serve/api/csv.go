@@ -1,4 +1,4 @@
-package serve
+package api
 
 import (
 	"bytes"
@@ -186,7 +186,7 @@ func appendIntentCSV(g *kw.IntentGroup) []byte {
 func writeCSVDownload(w http.ResponseWriter, r *http.Request, name string, body []byte) error {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	w.Header().Set("Vary", "Accept")
-	return writeBody(w, r, contentTypeCSV, body)
+	return web.WriteBody(w, r, contentTypeCSV, body)
 }
 
 // csvName is a download's file name: kwdata-<what>-<keyword>-<cc>.csv with

@@ -1,4 +1,4 @@
-package serve
+package api
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 )
 
 // handleKeyword answers GET /v1/keyword?q=&country=.
-func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 	q, c, err := web.ParseKeywordQuery(r.URL.RawQuery)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (s *Server) handleKeyword(w http.ResponseWriter, r *http.Request) error {
 // for HEAD).
 func writeKeywordJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	h := w.Header()
-	h["Content-Type"] = contentTypeJSON
+	h["Content-Type"] = web.ContentTypeJSON
 	h["Content-Length"] = web.ContentLength(len(body))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -82,8 +82,8 @@ func writeKeywordJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 }
 
-// countryJSON is one entry of GET /v1/countries.
-type countryJSON struct {
+// CountryJSON is one entry of GET /v1/countries.
+type CountryJSON struct {
 	Code      string `json:"code"`
 	Name      string `json:"name"`
 	Language  string `json:"language"`
@@ -91,26 +91,26 @@ type countryJSON struct {
 	Keywords  int    `json:"keywords"`
 }
 
-// countriesJSON is the document of GET /v1/countries.
-type countriesJSON struct {
+// CountriesJSON is the document of GET /v1/countries.
+type CountriesJSON struct {
 	Updated   string        `json:"updated,omitempty"` // data date; absent while no index is loaded
-	Countries []countryJSON `json:"countries"`
+	Countries []CountryJSON `json:"countries"`
 }
 
 // handleCountries answers GET /v1/countries: every supported country with
 // its Google Ads constants and its keyword count in the served index (0
 // for a country the index lacks, and for all while none is loaded), those
 // with keywords first.
-func (s *Server) handleCountries(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleCountries(w http.ResponseWriter, r *http.Request) error {
 	info, ok := s.Index.Info()
-	doc := countriesJSON{}
+	doc := CountriesJSON{}
 	if ok {
 		doc.Updated = info.DataDate
 	} else {
 		info = kw.IndexInfo{}
 	}
 	for _, c := range web.CountriesWithDataFirst(info) {
-		doc.Countries = append(doc.Countries, countryJSON{
+		doc.Countries = append(doc.Countries, CountryJSON{
 			Code: c.Code, Name: c.Name, Language: c.LanguageCode,
 			GeoTarget: c.GeoTarget, Keywords: info.Countries[c.Code],
 		})

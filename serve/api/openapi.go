@@ -1,4 +1,4 @@
-package serve
+package api
 
 import (
 	_ "embed"
@@ -9,7 +9,7 @@ import (
 )
 
 // handleOpenAPI answers GET /v1/openapi.json.
-func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(web.OpenAPIDoc)))

@@ -1,4 +1,4 @@
-package serve
+package api
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ const maxWebhookBody = 256 << 10
 
 // handleCheckout answers POST /v1/billing/checkout: 201 with the payment
 // page that subscribes the key's account to the paid tier.
-func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleCheckout(w http.ResponseWriter, r *http.Request) error {
 	if s.Billing == nil {
 		return s.BillingUnavailable()
 	}
@@ -28,7 +28,7 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request) error {
 
 // handlePortal answers POST /v1/billing/portal: the page to manage the
 // subscription.
-func (s *Server) handlePortal(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handlePortal(w http.ResponseWriter, r *http.Request) error {
 	if s.Billing == nil {
 		return s.BillingUnavailable()
 	}
@@ -45,7 +45,7 @@ func (s *Server) handlePortal(w http.ResponseWriter, r *http.Request) error {
 
 // handleWebhook answers POST /v1/billing/webhook: Stripe's events, applied
 // before the 200, so that Stripe retries whatever did not get one.
-func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleWebhook(w http.ResponseWriter, r *http.Request) error {
 	if s.Billing == nil {
 		return s.BillingUnavailable()
 	}

@@ -1,4 +1,4 @@
-package serve
+package api
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 	"github.com/kwdata/kwdata/serve/web"
 )
 
-// maxBulkBody bounds the body of POST /v1/keywords: 100 keywords at the raw
+// MaxBulkBody bounds the body of POST /v1/keywords: 100 keywords at the raw
 // length limit, with room for JSON escaping.
-const maxBulkBody = 1 << 20
+const MaxBulkBody = 1 << 20
 
-// bulkRequest is the body of POST /v1/keywords.
-type bulkRequest struct {
+// BulkRequest is the body of POST /v1/keywords.
+type BulkRequest struct {
 	Country  string   `json:"country"`
 	Keywords []string `json:"keywords"`
 }
@@ -28,29 +28,29 @@ type bulkRequest struct {
 // least one. Keywords themselves are validated one by one later, since a
 // bad keyword is a per-keyword error, not a bad request. Every failure is a
 // 400 (or 413) HTTPError.
-func parseBulkRequest(body []byte) (bulkRequest, kw.Country, error) {
-	var req bulkRequest
+func parseBulkRequest(body []byte) (BulkRequest, kw.Country, error) {
+	var req BulkRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return req, kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+		return req, kw.Country{}, web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody,
 			Msg: "The body is not a JSON object of the form {\"country\": \"us\", \"keywords\": [\"running shoes\"]} (" + web.JSONErrorText(err) + ").",
 			Err: err}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return req, kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+		return req, kw.Country{}, web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody,
 			Msg: "The body holds more than one JSON value; send exactly one object."}
 	}
 	switch {
 	case req.Keywords == nil:
-		return req, kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+		return req, kw.Country{}, web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody,
 			Msg: "The body has no \"keywords\" list; send {\"country\": \"us\", \"keywords\": [\"running shoes\"]}."}
 	case len(req.Keywords) == 0:
-		return req, kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody,
+		return req, kw.Country{}, web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody,
 			Msg: "The \"keywords\" list is empty; send between 1 and 100 keywords."}
-	case len(req.Keywords) > MaxBulkKeywords:
-		return req, kw.Country{}, HTTPError{Status: http.StatusBadRequest, Code: CodeTooManyKeywords,
-			Msg: fmt.Sprintf("The request holds %d keywords; send at most %d per request and split the rest.", len(req.Keywords), MaxBulkKeywords)}
+	case len(req.Keywords) > web.MaxBulkKeywords:
+		return req, kw.Country{}, web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeTooManyKeywords,
+			Msg: fmt.Sprintf("The request holds %d keywords; send at most %d per request and split the rest.", len(req.Keywords), web.MaxBulkKeywords)}
 	}
 	c, err := web.CountryInput(req.Country)
 	if err != nil {
@@ -61,8 +61,8 @@ func parseBulkRequest(body []byte) (bulkRequest, kw.Country, error) {
 
 // handleBulk answers POST /v1/keywords: up to 100 keywords of one country,
 // answered in request order, each with its record or its own problem.
-func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request) error {
-	body, err := web.ReadBody(r, maxBulkBody)
+func (s *API) handleBulk(w http.ResponseWriter, r *http.Request) error {
+	body, err := web.ReadBody(r, MaxBulkBody)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package serve
+package api
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 // handleRegister answers POST /v1/register: a one-time code mailed to the
 // address, and 202 whether or not the address holds a key, so that the
 // answer tells no one who is registered.
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -33,7 +33,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleRegisterVerify answers POST /v1/register/verify: the key, once.
-func (s *Server) handleRegisterVerify(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleRegisterVerify(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -47,7 +47,7 @@ func (s *Server) handleRegisterVerify(w http.ResponseWriter, r *http.Request) er
 	}
 	code := strings.TrimSpace(req.Code)
 	if code == "" || len(code) > 16 {
-		return web.RegisterError(ErrCodeInvalid)
+		return web.RegisterError(web.ErrCodeInvalid)
 	}
 	key, err := s.Registrar.VerifySignup(r.Context(), email, code)
 	if err != nil {
@@ -58,13 +58,13 @@ func (s *Server) handleRegisterVerify(w http.ResponseWriter, r *http.Request) er
 
 // handleRotate answers POST /v1/keys/rotate: a new key for the account of
 // the key the request carries, which stops working.
-func (s *Server) handleRotate(w http.ResponseWriter, r *http.Request) error {
+func (s *API) handleRotate(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
 	key := web.RequestKey(r)
 	if key == "" {
-		return HTTPError{Status: http.StatusUnauthorized, Code: CodeInvalidKey,
+		return web.HTTPError{Status: http.StatusUnauthorized, Code: web.CodeInvalidKey,
 			Msg: "Send the key to rotate as Authorization: Bearer <key>."}
 	}
 	fresh, err := s.Registrar.RotateKey(r.Context(), key)
