@@ -16,8 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/accounts"
 	"github.com/kwdata/kwdata/serve/agent"
 	"github.com/kwdata/kwdata/serve/api"
+	"github.com/kwdata/kwdata/serve/pages"
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -172,13 +174,9 @@ func New(opt Options) *Server {
 	s.handle("GET /metrics", s.metrics.handle)
 	s.handle("GET /problems/{code}", s.handleProblem)
 	s.mount(api.New(s.Core).Routes())
-	s.handleAccounts()
-	s.handle("GET /llms.txt", s.handleLLMs)
+	s.mount(accounts.New(s.Core).Routes())
+	s.mount(pages.New(s.Core).Routes())
 	s.handle("POST /mcp", private(s.agent.ServeMCP))
-	s.handle("GET /", s.handleHome)
-	s.handle("GET /keyword", s.handleKeywordPage)
-	s.handle("GET /intent", s.handleIntentPage)
-	s.handle("GET /suggest.js", s.handleSuggestScript)
 	return s
 }
 

@@ -1,11 +1,9 @@
-package serve
+package pages
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
@@ -28,46 +26,11 @@ var templateFS embed.FS
 
 // pageTemplates holds one template set per page, each the layout plus the
 // page's "content".
-var pageTemplates = func() map[string]*template.Template {
-	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
-	out := map[string]*template.Template{}
-	for _, name := range []string{"home", "keyword", "intent", "error", "register", "account"} {
-		t := template.Must(layout.Clone())
-		out[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
-	}
-	return out
-}()
+var pageTemplates = web.ParsePages(templateFS, "home", "keyword", "intent", "error")
 
-// pageCSP allows the page's own inline styles and this site's scripts
-// (only the keyword page's /suggest.js, which asks /v1/suggest) and
-// nothing else: no inline script, no external asset, forms only to this
-// site.
-const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-
-// pageData is what every page template sees.
-type pageData struct {
-	Title       string
-	Description string
-	Base        string // scheme and host for the commands shown, e.g. "https://kwdata.example"
-	Updated     string // data date of the index; empty while none is loaded
-	JSONURL     string
-	Form        formData
-	// Countries are those the served index holds keywords of (every
-	// supported one while none is loaded); OtherCountries the rest.
-	Countries      []kw.Country
-	OtherCountries []kw.Country
-	// Examples are keyword pages of the served index to try: they answer
-	// with a real page, never a 404.
-	Examples []exampleLink
-	K        *keywordView
-	G        *intentView
-	Err      *errorView
-	Acct     *accountView // the sign-up and account pages
-}
-
-// exampleLink is one keyword to try on the home page.
-type exampleLink struct {
-	Keyword, Country, URL, APIURL string
+// renderPage renders the page name with the shared layout.
+func (s *Pages) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d *web.PageData) error {
+	return web.RenderPage(w, r, status, name, pageTemplates[name], d)
 }
 
 // maxHomeExamples bounds the example links of the home page.
@@ -76,8 +39,8 @@ const maxHomeExamples = 4
 // homeExamples picks the example links from what the served index
 // recorded at build time: the most searched keyword of each country, then
 // the next ones, so a demo of three countries shows all three.
-func homeExamples(info kw.IndexInfo, countries []kw.Country) []exampleLink {
-	var out []exampleLink
+func homeExamples(info kw.IndexInfo, countries []kw.Country) []web.ExampleLink {
+	var out []web.ExampleLink
 	for rank := 0; len(out) < maxHomeExamples; rank++ {
 		added := false
 		for _, c := range countries {
@@ -85,7 +48,7 @@ func homeExamples(info kw.IndexInfo, countries []kw.Country) []exampleLink {
 			if rank >= len(ex) || len(out) == maxHomeExamples {
 				continue
 			}
-			out = append(out, exampleLink{Keyword: ex[rank], Country: c.Code, URL: keywordURL(ex[rank], c.Code),
+			out = append(out, web.ExampleLink{Keyword: ex[rank], Country: c.Code, URL: keywordURL(ex[rank], c.Code),
 				APIURL: "/v1/keyword?q=" + url.QueryEscape(ex[rank]) + "&country=" + strings.ToLower(c.Code)})
 			added = true
 		}
@@ -94,12 +57,6 @@ func homeExamples(info kw.IndexInfo, countries []kw.Country) []exampleLink {
 		}
 	}
 	return out
-}
-
-// formData fills the search form.
-type formData struct {
-	Q       string
-	Country string // upper case
 }
 
 // keywordView is the keyword page, every number already formatted.
@@ -134,12 +91,12 @@ type errorView struct {
 	ResetAt, ResetIn string // for 429
 	Monthly          bool   // for 429: a registered key's monthly allowance, not the anonymous daily one
 	ShowSearch       bool
-	Suggestions      []exampleLink // keywords to try instead of one the index lacks
+	Suggestions      []web.ExampleLink // keywords to try instead of one the index lacks
 }
 
 // handleHome answers GET /.
-func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
-	d := s.newPage(r, "kwdata: keyword search data", formData{Country: strings.ToUpper(DefaultCountry)})
+func (s *Pages) handleHome(w http.ResponseWriter, r *http.Request) error {
+	d := s.NewPage(r, "kwdata: keyword search data", web.FormData{Country: strings.ToUpper(web.DefaultCountry)})
 	d.Description = "Monthly search volume, CPC, competition, trends and related keywords for people, programs and AI agents."
 	if info, ok := s.Index.Info(); ok {
 		d.Examples = homeExamples(info, d.Countries)
@@ -154,10 +111,10 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) error {
 // pageQuery reads q and country of a page (the keyword and intent pages):
 // the normalized keyword and the country, or the error to render, with the
 // search form filled in as the person typed it when it can be shown again.
-func pageQuery(r *http.Request) (formData, string, kw.Country, error) {
+func pageQuery(r *http.Request) (web.FormData, string, kw.Country, error) {
 	rawQ, _, _ := web.QueryValue(r.URL.RawQuery, "q")
 	rawCountry, _, _ := web.QueryValue(r.URL.RawQuery, "country")
-	form := formData{Q: rawQ, Country: strings.ToUpper(DefaultCountry)}
+	form := web.FormData{Q: rawQ, Country: strings.ToUpper(web.DefaultCountry)}
 	if c, ok := kw.LookupCountry(rawCountry); ok {
 		form.Country = c.Code
 	}
@@ -174,7 +131,7 @@ func pageQuery(r *http.Request) (formData, string, kw.Country, error) {
 // handleKeywordPage answers GET /keyword?q=&country=. It admits and counts
 // exactly like GET /v1/keyword; its failures are HTML pages with the same
 // status codes.
-func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Pages) handleKeywordPage(w http.ResponseWriter, r *http.Request) error {
 	form, q, c, err := pageQuery(r)
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
@@ -183,10 +140,11 @@ func (s *Server) handleKeywordPage(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
 	}
-	d := s.newPage(r, e.Keyword+" – search volume, CPC and related keywords in "+c.Code+" · kwdata", form)
-	d.K = newKeywordView(&e, c, web.DataDate(&e, info))
-	d.JSONURL = d.K.JSONURL
-	d.Description = fmt.Sprintf("%s in %s: %s searches a month, CPC %s, competition %s.", e.Keyword, c.Name, d.K.Volume, d.K.CPC, d.K.Competition)
+	d := s.NewPage(r, e.Keyword+" – search volume, CPC and related keywords in "+c.Code+" · kwdata", form)
+	v := newKeywordView(&e, c, web.DataDate(&e, info))
+	d.K = v
+	d.JSONURL = v.JSONURL
+	d.Description = fmt.Sprintf("%s in %s: %s searches a month, CPC %s, competition %s.", e.Keyword, c.Name, v.Volume, v.CPC, v.Competition)
 	return s.renderPage(w, r, http.StatusOK, "keyword", d)
 }
 
@@ -201,50 +159,10 @@ func isText(s string) bool {
 	return true
 }
 
-func (s *Server) newPage(r *http.Request, title string, form formData) *pageData {
-	d := &pageData{Title: title, Base: s.BaseURL(r), Form: form, Countries: kw.Countries()}
-	if info, ok := s.Index.Info(); ok {
-		d.Updated = info.DataDate
-		all := web.CountriesWithDataFirst(info)
-		n := 0
-		for n < len(all) && info.Countries[all[n].Code] > 0 {
-			n++
-		}
-		if n > 0 {
-			d.Countries, d.OtherCountries = all[:n], all[n:]
-		}
-	}
-	return d
-}
-
-// renderPage executes a page template into a buffer first, so a template
-// failure is still a clean 500 and never half a page.
-func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d *pageData) error {
-	var buf bytes.Buffer
-	if err := pageTemplates[name].ExecuteTemplate(&buf, "layout", d); err != nil {
-		return fmt.Errorf("cannot render the %s page: %w", name, err)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("Referrer-Policy", "same-origin")
-	if name == "home" {
-		h.Set("Cache-Control", "public, max-age=300")
-	} else {
-		h["Cache-Control"] = web.CacheControlPrivate // every view counts against the allowance, or shows an account
-	}
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		w.Write(buf.Bytes())
-	}
-	return nil
-}
-
 // renderPageError answers a failed page view with an HTML page of the
 // status web.Classify gives the error, carrying the same extra fields
 // (Retry-After, RateLimit, WWW-Authenticate) as the API's problem.
-func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err error, form formData) error {
+func (s *Pages) renderPageError(w http.ResponseWriter, r *http.Request, err error, form web.FormData) error {
 	if web.IsClientGone(r.Context(), err) {
 		return err
 	}
@@ -259,17 +177,17 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 	info := web.Problems[he.Code]
 	ev := &errorView{Status: he.Status, Title: info.Title, Detail: he.Msg, ShowSearch: true}
 	switch he.Code {
-	case CodeKeywordNotFound:
+	case web.CodeKeywordNotFound:
 		ev.Heading = fmt.Sprintf("No data for “%s”", form.Q)
 		ev.Detail = "The index has no data for this keyword in " + countryName(form.Country) + ". Check the spelling, try a broader keyword, or pick another country."
 		if !errors.Is(err, web.ErrNoGroup) {
 			for _, k := range s.Similar(r.Context(), form.Country, form.Q) {
-				ev.Suggestions = append(ev.Suggestions, exampleLink{Keyword: k, Country: form.Country, URL: keywordURL(k, form.Country)})
+				ev.Suggestions = append(ev.Suggestions, web.ExampleLink{Keyword: k, Country: form.Country, URL: keywordURL(k, form.Country)})
 			}
 		}
-	case CodeQuotaExhausted:
+	case web.CodeQuotaExhausted:
 		ev.Heading = "You have used up your lookups for now"
-		var qe *QuotaError
+		var qe *web.QuotaError
 		if errors.As(err, &qe) {
 			reset, d := s.QuotaReset(qe)
 			ev.ResetAt = reset.Format("15:04 UTC on Mon 2 Jan 2006")
@@ -282,25 +200,25 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 			}
 		}
 		ev.ShowSearch = false
-	case CodeMissingQ:
+	case web.CodeMissingQ:
 		ev.Heading = "Which keyword?"
 		ev.Detail = "Type a keyword into the box and pick a country."
-	case CodeQTooLong:
+	case web.CodeQTooLong:
 		ev.Heading = "That keyword is too long"
 		ev.Detail = fmt.Sprintf("A keyword may have at most %d characters; shorten it and try again.", kw.MaxKeywordChars)
-	case CodeInvalidQ:
+	case web.CodeInvalidQ:
 		ev.Heading = "That keyword cannot be read"
 		ev.Detail = "The keyword is not valid text; type it again."
-	case CodeUnsupportedCountry:
+	case web.CodeUnsupportedCountry:
 		ev.Heading = "That country is not supported"
 		ev.Detail = "Pick one of the supported countries from the list."
-	case CodeCountryNotIndexed:
+	case web.CodeCountryNotIndexed:
 		ev.Heading = "No data for " + countryName(form.Country) + " yet"
 		ev.Detail = "This country is supported, but the index holds no keywords of it. Pick a country from the list; those with data come first. This view did not count as a lookup."
-	case CodeInvalidKey:
+	case web.CodeInvalidKey:
 		ev.Heading = "That API key is not valid"
 		ev.Detail = "The key sent with this request is unknown or revoked. Remove it to browse anonymously."
-	case CodeIndexUnavailable:
+	case web.CodeIndexUnavailable:
 		ev.Heading = "Keyword data is loading"
 		ev.Detail = "No keyword index is loaded yet. Try again in a minute."
 		ev.ShowSearch = false
@@ -309,7 +227,7 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, err err
 		ev.Detail = "The server failed to answer this request. Trying again may help."
 		ev.ShowSearch = false
 	}
-	d := s.newPage(r, ev.Title+" · kwdata", form)
+	d := s.NewPage(r, ev.Title+" · kwdata", form)
 	d.Err = ev
 	return s.renderPage(w, r, he.Status, "error", d)
 }

@@ -1,7 +1,8 @@
-package serve
+package accounts
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"mime"
 	"net/http"
@@ -12,18 +13,40 @@ import (
 	"github.com/kwdata/kwdata/serve/web"
 )
 
-// handleAccounts registers the routes of sign-up, keys and billing, in
-// one place so that they read together.
-func (s *Server) handleAccounts() {
-	s.handle("GET /register", private(s.handleRegisterPage))
-	s.handle("POST /register", private(s.handleRegisterForm))
-	s.handle("POST /register/verify", private(s.handleRegisterVerifyForm))
-	s.handle("GET /account", private(s.handleAccountPage))
-	s.handle("POST /account/login", private(s.handleAccountLogin))
-	s.handle("POST /account/logout", private(s.handleAccountLogout))
-	s.handle("POST /account/rotate", private(s.handleAccountRotate))
-	s.handle("POST /account/subscribe", private(s.handleAccountSubscribe))
-	s.handle("POST /account/manage", private(s.handleAccountManage))
+// Accounts answers the sign-up and account pages. It is safe for
+// concurrent use.
+type Accounts struct {
+	*web.Core
+}
+
+// New returns the accounts room over core.
+func New(core *web.Core) *Accounts { return &Accounts{Core: core} }
+
+// Routes lists the routes of the sign-up and account pages.
+func (s *Accounts) Routes() []web.Route {
+	return []web.Route{
+		{Pattern: "GET /register", Handler: s.handleRegisterPage, Private: true},
+		{Pattern: "POST /register", Handler: s.handleRegisterForm, Private: true},
+		{Pattern: "POST /register/verify", Handler: s.handleRegisterVerifyForm, Private: true},
+		{Pattern: "GET /account", Handler: s.handleAccountPage, Private: true},
+		{Pattern: "POST /account/login", Handler: s.handleAccountLogin, Private: true},
+		{Pattern: "POST /account/logout", Handler: s.handleAccountLogout, Private: true},
+		{Pattern: "POST /account/rotate", Handler: s.handleAccountRotate, Private: true},
+		{Pattern: "POST /account/subscribe", Handler: s.handleAccountSubscribe, Private: true},
+		{Pattern: "POST /account/manage", Handler: s.handleAccountManage, Private: true},
+	}
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pageTemplates holds the sign-up and account pages, each the shared
+// layout plus the page's "content".
+var pageTemplates = web.ParsePages(templateFS, "register", "account")
+
+// renderPage renders the page name with the shared layout.
+func (s *Accounts) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d *web.PageData) error {
+	return web.RenderPage(w, r, status, name, pageTemplates[name], d)
 }
 
 // accountView is what the sign-up and account pages show.
@@ -33,9 +56,9 @@ type accountView struct {
 	Error string // why the last step was refused
 	Note  string // what the last step did
 
-	Info      *AccountInfo // the account page of a signed-in key
-	BillingOn bool         // the server takes payments
-	Used      string       // Info.Used, for people
+	Info      *web.AccountInfo // the account page of a signed-in key
+	BillingOn bool             // the server takes payments
+	Used      string           // Info.Used, for people
 	Left      string
 	Renews    string
 	Failed    string // when the last charge failed
@@ -49,11 +72,11 @@ var pageForms = http.NewCrossOriginProtection()
 // readForm checks that r is a same-site form POST and parses its body.
 func readForm(r *http.Request) (url.Values, error) {
 	if err := pageForms.Check(r); err != nil {
-		return nil, HTTPError{Status: http.StatusForbidden, Code: CodeForbiddenOrigin,
+		return nil, web.HTTPError{Status: http.StatusForbidden, Code: web.CodeForbiddenOrigin,
 			Msg: "This form may only be sent from this site's own pages.", Err: err}
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
-		return nil, HTTPError{Status: http.StatusUnsupportedMediaType, Code: CodeInvalidBody,
+		return nil, web.HTTPError{Status: http.StatusUnsupportedMediaType, Code: web.CodeInvalidBody,
 			Msg: "Send the form as application/x-www-form-urlencoded, as the page does."}
 	}
 	body, err := web.ReadBody(r, web.MaxRegisterBody)
@@ -62,18 +85,18 @@ func readForm(r *http.Request) (url.Values, error) {
 	}
 	v, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, HTTPError{Status: http.StatusBadRequest, Code: CodeInvalidBody, Msg: "The form is not valid; send it from the page again.", Err: err}
+		return nil, web.HTTPError{Status: http.StatusBadRequest, Code: web.CodeInvalidBody, Msg: "The form is not valid; send it from the page again.", Err: err}
 	}
 	return v, nil
 }
 
 // renderAccountPage renders a sign-up or account page; a refused step
 // (an HTTPError below 500) is shown on the page with its status.
-func (s *Server) renderAccountPage(w http.ResponseWriter, r *http.Request, name, title string, v *accountView, err error) error {
+func (s *Accounts) renderAccountPage(w http.ResponseWriter, r *http.Request, name, title string, v *accountView, err error) error {
 	status := http.StatusOK
 	if err != nil {
-		var he HTTPError
-		if !errors.As(err, &he) || he.Status >= 500 && he.Code != CodeMailUnavailable {
+		var he web.HTTPError
+		if !errors.As(err, &he) || he.Status >= 500 && he.Code != web.CodeMailUnavailable {
 			return err
 		}
 		status, v.Error = he.Status, he.Msg
@@ -81,13 +104,13 @@ func (s *Server) renderAccountPage(w http.ResponseWriter, r *http.Request, name,
 			w.Header()[k] = vals
 		}
 	}
-	d := s.newPage(r, title, formData{Country: strings.ToUpper(DefaultCountry)})
+	d := s.NewPage(r, title, web.FormData{Country: strings.ToUpper(web.DefaultCountry)})
 	d.Acct = v
 	return s.renderPage(w, r, status, name, d)
 }
 
 // handleRegisterPage answers GET /register: the sign-up form.
-func (s *Server) handleRegisterPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleRegisterPage(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -96,7 +119,7 @@ func (s *Server) handleRegisterPage(w http.ResponseWriter, r *http.Request) erro
 
 // handleRegisterForm answers POST /register: the code is mailed, and the
 // page asks for it.
-func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -116,7 +139,7 @@ func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) erro
 }
 
 // handleRegisterVerifyForm answers POST /register/verify: the key, once.
-func (s *Server) handleRegisterVerifyForm(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleRegisterVerifyForm(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -132,7 +155,7 @@ func (s *Server) handleRegisterVerifyForm(w http.ResponseWriter, r *http.Request
 	v := &accountView{Email: email}
 	code := strings.TrimSpace(form.Get("code"))
 	if code == "" || len(code) > 16 {
-		return s.renderAccountPage(w, r, "register", title, v, web.RegisterError(ErrCodeInvalid))
+		return s.renderAccountPage(w, r, "register", title, v, web.RegisterError(web.ErrCodeInvalid))
 	}
 	key, err := s.Registrar.VerifySignup(r.Context(), email, code)
 	if err != nil {
@@ -151,7 +174,7 @@ const (
 	cookieMaxAge  = 30 * 24 * 3600 // a month; signing out ends it sooner
 )
 
-func (s *Server) setKeyCookie(w http.ResponseWriter, key string, maxAge int) {
+func (s *Accounts) setKeyCookie(w http.ResponseWriter, key string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: accountCookie, Value: key, Path: "/account", MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: strings.HasPrefix(s.PublicURL, "https://")})
 }
@@ -168,15 +191,15 @@ const accountTitle = "Your account · kwdata"
 
 // accountPage renders the account of key (or the sign-in form without
 // one), with v's message.
-func (s *Server) accountPage(w http.ResponseWriter, r *http.Request, key string, v *accountView, stepErr error) error {
+func (s *Accounts) accountPage(w http.ResponseWriter, r *http.Request, key string, v *accountView, stepErr error) error {
 	v.BillingOn = s.Billing != nil
 	if key != "" && s.Registrar != nil {
 		info, err := s.Registrar.Account(r.Context(), key)
 		switch {
-		case errors.Is(err, ErrInvalidKey):
+		case errors.Is(err, web.ErrInvalidKey):
 			s.setKeyCookie(w, "", -1)
 			if stepErr == nil {
-				stepErr = HTTPError{Status: http.StatusUnauthorized, Code: CodeInvalidKey,
+				stepErr = web.HTTPError{Status: http.StatusUnauthorized, Code: web.CodeInvalidKey,
 					Msg: "That API key is not valid (mistyped, revoked or replaced); enter your current key, or get one by email."}
 			}
 		case err != nil:
@@ -210,7 +233,7 @@ func thousands(n int64) string {
 
 // handleAccountPage answers GET /account: the account of the key in the
 // cookie, or the form to enter one.
-func (s *Server) handleAccountPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleAccountPage(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -225,7 +248,7 @@ func (s *Server) handleAccountPage(w http.ResponseWriter, r *http.Request) error
 }
 
 // accountForm reads a form POST of the account page and its key.
-func (s *Server) accountForm(r *http.Request) (url.Values, string, error) {
+func (s *Accounts) accountForm(r *http.Request) (url.Values, string, error) {
 	if s.Registrar == nil {
 		return nil, "", s.NoRegistrar()
 	}
@@ -235,14 +258,14 @@ func (s *Server) accountForm(r *http.Request) (url.Values, string, error) {
 	}
 	key := cookieKey(r)
 	if key == "" {
-		return form, "", HTTPError{Status: http.StatusUnauthorized, Code: CodeInvalidKey, Msg: "Enter your API key first."}
+		return form, "", web.HTTPError{Status: http.StatusUnauthorized, Code: web.CodeInvalidKey, Msg: "Enter your API key first."}
 	}
 	return form, key, nil
 }
 
 // handleAccountLogin answers POST /account/login: the key, checked, goes
 // into the cookie.
-func (s *Server) handleAccountLogin(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleAccountLogin(w http.ResponseWriter, r *http.Request) error {
 	if s.Registrar == nil {
 		return s.NoRegistrar()
 	}
@@ -260,7 +283,7 @@ func (s *Server) handleAccountLogin(w http.ResponseWriter, r *http.Request) erro
 }
 
 // handleAccountLogout answers POST /account/logout.
-func (s *Server) handleAccountLogout(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleAccountLogout(w http.ResponseWriter, r *http.Request) error {
 	if _, err := readForm(r); err != nil {
 		return s.accountPage(w, r, "", &accountView{}, err)
 	}
@@ -271,7 +294,7 @@ func (s *Server) handleAccountLogout(w http.ResponseWriter, r *http.Request) err
 
 // handleAccountRotate answers POST /account/rotate: a new key, shown once
 // and kept in the cookie.
-func (s *Server) handleAccountRotate(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleAccountRotate(w http.ResponseWriter, r *http.Request) error {
 	_, key, err := s.accountForm(r)
 	if err != nil {
 		return s.accountPage(w, r, key, &accountView{}, err)
@@ -287,17 +310,17 @@ func (s *Server) handleAccountRotate(w http.ResponseWriter, r *http.Request) err
 
 // handleAccountSubscribe answers POST /account/subscribe: off to Stripe
 // Checkout.
-func (s *Server) handleAccountSubscribe(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleAccountSubscribe(w http.ResponseWriter, r *http.Request) error {
 	return s.accountBilling(w, r, func(ctx context.Context, key string) (string, error) { return s.Billing.Checkout(ctx, key) })
 }
 
 // handleAccountManage answers POST /account/manage: off to the Stripe
 // Billing Portal.
-func (s *Server) handleAccountManage(w http.ResponseWriter, r *http.Request) error {
+func (s *Accounts) handleAccountManage(w http.ResponseWriter, r *http.Request) error {
 	return s.accountBilling(w, r, func(ctx context.Context, key string) (string, error) { return s.Billing.Portal(ctx, key) })
 }
 
-func (s *Server) accountBilling(w http.ResponseWriter, r *http.Request, page func(context.Context, string) (string, error)) error {
+func (s *Accounts) accountBilling(w http.ResponseWriter, r *http.Request, page func(context.Context, string) (string, error)) error {
 	_, key, err := s.accountForm(r)
 	if err == nil && s.Billing == nil {
 		err = s.BillingUnavailable()

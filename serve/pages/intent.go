@@ -1,4 +1,4 @@
-package serve
+package pages
 
 import (
 	"errors"
@@ -55,7 +55,7 @@ func intentURL(keyword, country string) string {
 
 // handleIntentPage answers GET /intent?q=&country=: counted like the
 // keyword page, failing with the same HTML error pages.
-func (s *Server) handleIntentPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Pages) handleIntentPage(w http.ResponseWriter, r *http.Request) error {
 	form, q, c, err := pageQuery(r)
 	if err != nil {
 		return s.renderPageError(w, r, err, form)
@@ -67,9 +67,10 @@ func (s *Server) handleIntentPage(w http.ResponseWriter, r *http.Request) error 
 		}
 		return s.renderPageError(w, r, err, form)
 	}
-	d := s.newPage(r, "Intent group of "+q+" in "+c.Code+" · kwdata", form)
-	d.G = newIntentView(&g, q, c)
-	d.JSONURL = d.G.JSONURL
-	d.Description = fmt.Sprintf("The intent group of %s in %s: %s keywords led by %s, %s searches a month in all.", q, c.Name, d.G.Size, g.Leader, d.G.TotalVolume)
+	d := s.NewPage(r, "Intent group of "+q+" in "+c.Code+" · kwdata", form)
+	v := newIntentView(&g, q, c)
+	d.G = v
+	d.JSONURL = v.JSONURL
+	d.Description = fmt.Sprintf("The intent group of %s in %s: %s keywords led by %s, %s searches a month in all.", q, c.Name, v.Size, g.Leader, v.TotalVolume)
 	return s.renderPage(w, r, http.StatusOK, "intent", d)
 }

@@ -1,4 +1,4 @@
-package serve
+package pages
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ var llmsTxt string
 var llmsTmpl = template.Must(template.New("llms.txt").Parse(llmsTxt))
 
 // handleLLMs answers GET /llms.txt.
-func (s *Server) handleLLMs(w http.ResponseWriter, r *http.Request) error {
+func (s *Pages) handleLLMs(w http.ResponseWriter, r *http.Request) error {
 	var buf bytes.Buffer
 	if err := llmsTmpl.Execute(&buf, struct{ Base string }{s.BaseURL(r)}); err != nil {
 		return fmt.Errorf("cannot render llms.txt: %w", err)

@@ -1,4 +1,4 @@
-package serve
+package pages
 
 import (
 	_ "embed"
@@ -19,7 +19,7 @@ import (
 var suggestScript []byte
 
 // handleSuggestScript answers GET /suggest.js.
-func (s *Server) handleSuggestScript(w http.ResponseWriter, r *http.Request) error {
+func (s *Pages) handleSuggestScript(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	return web.WriteBody(w, r, []string{"text/javascript; charset=utf-8"}, suggestScript)
 }
