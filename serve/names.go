@@ -4,6 +4,8 @@
 package serve
 
 import (
+	"net/netip"
+
 	"github.com/kwdata/kwdata/serve/agent"
 	"github.com/kwdata/kwdata/serve/web"
 )
@@ -76,13 +78,17 @@ var (
 )
 
 // ClientAddr is web.ClientAddr.
-var ClientAddr = web.ClientAddr
+func ClientAddr(remoteAddr string, xff []string, trusted []netip.Prefix) netip.Addr {
+	return web.ClientAddr(remoteAddr, xff, trusted)
+}
 
 // Error is web.Error.
-var Error = web.Error
+func Error(status int, code, msg string, err error) HTTPError {
+	return web.Error(status, code, msg, err)
+}
 
 // ParsePublicURL is web.ParsePublicURL.
-var ParsePublicURL = web.ParsePublicURL
+func ParsePublicURL(raw string) (string, error) { return web.ParsePublicURL(raw) }
 
 // CanonicalOrigin is web.CanonicalOrigin.
 func CanonicalOrigin(s string) (string, error) { return web.CanonicalOrigin(s) }
