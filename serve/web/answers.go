@@ -78,7 +78,7 @@ func newAnswerCache(version string, limit int64) *AnswerCache {
 	return &AnswerCache{version: version, limit: limit, m: map[string]map[string][]byte{}}
 }
 
-// answers returns the cache of build version, making a new one when the
+// Answers returns the cache of build version, making a new one when the
 // served build changed; nil when caching is off.
 func (s *Core) Answers(version string) *AnswerCache {
 	if s.answerLimit <= 0 {

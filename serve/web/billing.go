@@ -41,6 +41,8 @@ type URLResponse struct {
 	URL string `json:"url"`
 }
 
+// BillingUnavailable is the refusal of a billing route on a server that
+// takes no payments.
 func (s *Core) BillingUnavailable() error {
 	return HTTPError{Status: http.StatusNotImplemented, Code: CodeBillingUnavailable,
 		Msg: "This server takes no payments; ask its operator for the paid tier."}

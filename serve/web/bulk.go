@@ -46,7 +46,7 @@ type BulkItem struct {
 	Err   error // nil for a record
 }
 
-// bulkLookup looks up keywords of one country for POST /v1/keywords and
+// BulkLookup looks up keywords of one country for POST /v1/keywords and
 // the keyword_lookup_bulk tool. Valid keywords are reserved with Access up
 // front, so the request is refused whole (a *QuotaError, 429) when the
 // allowance cannot cover it; invalid keywords are neither reserved nor

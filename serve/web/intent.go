@@ -28,7 +28,7 @@ func (d damageCounter) IntentGroup(ctx context.Context, country, leader string) 
 // groups (built before they existed).
 var ErrNoGroup = errors.New("the served index holds no intent groups")
 
-// lookupGroup answers one validated intent-group request: one counted
+// LookupGroup answers one validated intent-group request: one counted
 // lookup of q (a 404 counts, as on GET /v1/keyword), then the group of its
 // leader. It returns the group and the keyword's entry.
 func (s *Core) LookupGroup(ctx context.Context, r *http.Request, c kw.Country, q string, h http.Header) (kw.IntentGroup, kw.Entry, kw.IndexInfo, error) {
@@ -64,7 +64,7 @@ func GroupNotFound(q, country string, err error) HTTPError {
 		Err: err}
 }
 
-// intentError maps the failures of lookupGroup to what the client sees.
+// IntentError maps the failures of lookupGroup to what the client sees.
 func (s *Core) IntentError(ctx context.Context, q string, c kw.Country, err error) error {
 	switch {
 	case errors.Is(err, ErrNoGroup):

@@ -23,8 +23,6 @@ const (
 	CodeForbiddenOrigin      = "forbidden_origin"
 )
 
-// init adds the codes of this file to the table that titles problem
-// documents and answers GET /problems/{code}.
 // MaxBulkKeywords is the most keywords one POST /v1/keywords request may
 // hold (and one keyword_lookup_bulk tool call).
 const MaxBulkKeywords = 100
@@ -128,7 +126,7 @@ func CountryInput(code string) (kw.Country, error) {
 	return c, nil
 }
 
-// lookupOne answers one already validated lookup the way GET /v1/keyword
+// LookupOne answers one already validated lookup the way GET /v1/keyword
 // does: it refuses while no index is loaded, reserves one lookup with
 // Access, and counts it when the answer is a record or a not-found. The
 // rate-limit fields of a counted lookup go to h. The error is what Classify
@@ -159,7 +157,7 @@ func (s *Core) LookupOne(ctx context.Context, r *http.Request, c kw.Country, q s
 	return e, info, nil
 }
 
-// quotaReset returns when the allowance behind a *QuotaError renews and how
+// QuotaReset returns when the allowance behind a *QuotaError renews and how
 // long that is from now, rounded up to whole seconds (as Retry-After is).
 func (s *Core) QuotaReset(qe *QuotaError) (time.Time, time.Duration) {
 	d := time.Duration(RetrySeconds(qe.RetryAfter)) * time.Second

@@ -42,6 +42,8 @@ const (
 // ProblemInfo is the fixed title and the longer help text of a code.
 type ProblemInfo struct{ Title, About string }
 
+// Problems titles every problem code and explains it: the title of
+// problem documents and the answer of GET /problems/{code}.
 var Problems = map[string]ProblemInfo{
 	CodeMissingQ:             {"Missing keyword", "The q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes."},
 	CodeQTooLong:             {"Keyword too long", "After normalization a keyword may have at most 80 characters (any number of words); longer keywords are rejected, never truncated."},

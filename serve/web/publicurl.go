@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// baseURL is the scheme, host and path prefix of absolute links: the
+// BaseURL is the scheme, host and path prefix of absolute links: the
 // configured public URL, or "" for relative links. Never the request's
 // Host, which a client chooses and a shared cache may not key on.
 func (s *Core) BaseURL(*http.Request) string { return s.PublicURL }

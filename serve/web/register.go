@@ -173,6 +173,8 @@ func DecodeJSONBody(r *http.Request, v any, example string) error {
 	return nil
 }
 
+// NoRegistrar is the refusal of a sign-up or key route on a server that
+// issues no keys.
 func (s *Core) NoRegistrar() error {
 	return HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
 		Msg: "This server does not issue API keys; ask its operator for one."}
@@ -191,7 +193,7 @@ func CheckEmail(raw string) (string, error) {
 // answer and the mail say it.
 const CodeTTL = 15 * time.Minute
 
-// sendCode starts a sign-up for email and mails its code; it returns the
+// SendCode starts a sign-up for email and mails its code; it returns the
 // address as the Registrar normalized it.
 func (s *Core) SendCode(r *http.Request, email string) (string, error) {
 	su, err := s.Registrar.StartSignup(r.Context(), email, s.ClientAddr(r))

@@ -50,7 +50,7 @@ func (d damageCounter) SharedPrefix(ctx context.Context, country, q string) (str
 	return p, err
 }
 
-// suggester returns the index's suggestions, or nil when it has none.
+// Suggester returns the index's suggestions, or nil when it has none.
 func (s *Core) Suggester() kw.SuggestIndex {
 	si, _ := s.Index.(kw.SuggestIndex)
 	return si
@@ -64,7 +64,7 @@ func SecondsText(n int64) string {
 	return fmt.Sprintf("%d seconds", n)
 }
 
-// didYouMean returns up to DidYouMean keywords close to a keyword the
+// Similar returns up to DidYouMean keywords close to a keyword the
 // index lacks: the suggestions of the longest beginning of q that begins
 // some keyword (its trailing spaces dropped), when that beginning is at
 // least half of q and minSharedRunes long. That costs one seek for the
@@ -117,7 +117,7 @@ func didYouMeanText(list []string) string {
 	return " Did you mean " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + last + "?"
 }
 
-// notFound is the 404 of a keyword the index lacks, in the words of GET
+// NotFound is the 404 of a keyword the index lacks, in the words of GET
 // /v1/keyword, with up to DidYouMean keywords to try instead.
 func (s *Core) NotFound(ctx context.Context, q, country string, err error) HTTPError {
 	he := keywordNotFound(q, country, err)

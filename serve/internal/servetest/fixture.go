@@ -79,4 +79,5 @@ func NewDemoIndex(tb testing.TB) *Index {
 // I64 and F64 are the nullable numbers of records and entries.
 func I64(v int64) *int64 { return &v }
 
+// F64 returns a pointer to v.
 func F64(v float64) *float64 { return &v }

@@ -26,6 +26,8 @@ type Index struct {
 	Lookups   int
 }
 
+// Lookup answers the entry of keyword in country, or the fault set in
+// Err, or kw.ErrNoIndex while OK is false.
 func (f *Index) Lookup(ctx context.Context, country, keyword string) (kw.Entry, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
@@ -46,12 +48,14 @@ func (f *Index) Lookup(ctx context.Context, country, keyword string) (kw.Entry, 
 	return e, nil
 }
 
+// Info returns IndexInfo and OK.
 func (f *Index) Info() (kw.IndexInfo, bool) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	return f.IndexInfo, f.OK
 }
 
+// Add stores e under its country and keyword.
 func (f *Index) Add(e kw.Entry) {
 	if f.Entries == nil {
 		f.Entries = map[[2]string]kw.Entry{}
@@ -77,6 +81,8 @@ func Months(tb testing.TB, end string, n int, base int64) []kw.MonthlySearches {
 	return out
 }
 
+// Related returns n related keywords with falling volumes, the first
+// three of the same intent.
 func Related(n int) []kw.RelatedKeyword {
 	out := make([]kw.RelatedKeyword, n)
 	for i := range n {
@@ -91,6 +97,7 @@ func Related(n int) []kw.RelatedKeyword {
 	return out
 }
 
+// BuiltAt is when the fixture index says it was built.
 var BuiltAt = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 
 // NewIndex returns the fixture every handler test reads.
