@@ -176,7 +176,7 @@ func New(opt Options) *Server {
 	s.mount(api.New(s.Core).Routes())
 	s.mount(accounts.New(s.Core).Routes())
 	s.mount(pages.New(s.Core).Routes())
-	s.handle("POST /mcp", private(s.agent.ServeMCP))
+	s.mount(s.agent.Routes())
 	return s
 }
 

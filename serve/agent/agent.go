@@ -11,8 +11,6 @@
 package agent
 
 import (
-	"net/http"
-
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -31,8 +29,10 @@ func New(core *web.Core, origins map[string]bool) *Agent {
 	return s
 }
 
-// ServeMCP answers POST /mcp; the router renders its error.
-func (s *Agent) ServeMCP(w http.ResponseWriter, r *http.Request) error { return s.handleMCP(w, r) }
+// Routes lists the route of the MCP endpoint.
+func (s *Agent) Routes() []web.Route {
+	return []web.Route{{Pattern: "POST /mcp", Handler: s.handleMCP, Private: true}}
+}
 
 // Slots is how many POST /mcp requests may be inside the SDK at once.
 func (s *Agent) Slots() int { return cap(s.mcp.slots) }

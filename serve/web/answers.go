@@ -196,7 +196,7 @@ func (c *AnswerCache) evictOne() bool {
 	return false
 }
 
-// answerCachePtr is the Server's current cache.
+// answerCachePtr is the Core's current cache.
 type answerCachePtr = atomic.Pointer[AnswerCache]
 
 // Version is the index build whose answers c holds.
