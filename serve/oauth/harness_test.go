@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -261,9 +260,4 @@ func (h *harness) tokens() (string, map[string]any) {
 		h.t.Fatalf("token: %d %v", status, body)
 	}
 	return id, body
-}
-
-func localAddr(r *http.Request) netip.Addr {
-	ap, _ := netip.ParseAddrPort(r.RemoteAddr)
-	return ap.Addr()
 }
