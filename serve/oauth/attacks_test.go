@@ -308,3 +308,60 @@ func TestAttackMissingPKCE(t *testing.T) {
 		}
 	}
 }
+
+func TestAttackClientNameMarkup(t *testing.T) {
+	h := newHarness(t, nil)
+	status, body := h.postJSON("/oauth/register", map[string]any{
+		"redirect_uris": []string{cb}, "client_name": `<script>alert(1)</script><a href="https://evil.example">`,
+	})
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, body)
+	}
+	resp := h.get("/oauth/authorize?"+h.authParams(body["client_id"].(string), cb, oauth2.GenerateVerifier()).Encode(), true)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(page), "<script>") || strings.Contains(string(page), `<a href="https://evil`) {
+		t.Fatalf("the client's name is markup on the approval page: %d %s", resp.StatusCode, page)
+	}
+}
+
+func TestTokenRequestRefusals(t *testing.T) {
+	h := newHarness(t, nil)
+	id := h.register(cb)
+	verifier := oauth2.GenerateVerifier()
+	code := h.code(id, cb, verifier)
+	post := func(form url.Values, user, pass string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, h.ts.URL+"/oauth/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := h.browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decodeJSON(t, resp)
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "redirect_uri": {cb}, "code": {code}, "code_verifier": {verifier}}
+	// A secret, or a Basic id that contradicts the body, is refused
+	// before the code is touched.
+	status, body := post(form, id, "guessed-secret")
+	wantOAuthError(t, status, body, http.StatusUnauthorized, "invalid_client")
+	withID := url.Values{"client_id": {"someone-else"}}
+	for k, v := range form {
+		withID[k] = v
+	}
+	status, body = post(withID, id, "")
+	wantOAuthError(t, status, body, http.StatusUnauthorized, "invalid_client")
+	status, body = post(url.Values{"grant_type": {"password"}, "client_id": {id}}, "", "")
+	wantOAuthError(t, status, body, http.StatusBadRequest, "unsupported_grant_type")
+	status, body = post(url.Values{"grant_type": {"authorization_code", "refresh_token"}, "client_id": {id}}, "", "")
+	wantOAuthError(t, status, body, http.StatusBadRequest, "invalid_request")
+	status, body = post(url.Values{"grant_type": {"authorization_code"}}, "", "")
+	wantOAuthError(t, status, body, http.StatusBadRequest, "invalid_request")
+	// The id in Basic with no secret is how a public client may send it.
+	status, body = post(form, id, "")
+	if status != http.StatusOK {
+		t.Fatalf("client_id in Basic: %d %v", status, body)
+	}
+}
