@@ -171,3 +171,39 @@ func TestCIMDTimeLimit(t *testing.T) {
 		t.Fatalf("slow document: %v, want a timeout", err)
 	}
 }
+
+// TestCIMDFetchesBounded: anyone can make the server fetch a document by
+// opening the authorization endpoint, so fetches under way are bounded;
+// one over the bound is refused at once instead of queueing.
+func TestCIMDFetchesBounded(t *testing.T) {
+	var arrived atomic.Int32
+	release := make(chan struct{})
+	id, _, fetch := clientDoc(t, func(id string) any {
+		arrived.Add(1)
+		<-release
+		return cimdDoc(cb)(id)
+	}, nil)
+	h := newHarness(t, func(c *Config) { c.Fetch = fetch })
+	h.srv.clients.slots = make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.srv.clients.fetch(context.Background(), id)
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for arrived.Load() == 0 {
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatal("the first fetch never reached the document server")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, err := h.srv.clients.fetch(context.Background(), id+"?other")
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Errorf("a fetch over the bound: %v, want busy", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the first fetch: %v", err)
+	}
+}
