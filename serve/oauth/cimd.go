@@ -35,6 +35,9 @@ const (
 	// maxCachedDocs bounds the cache; a full cache drops expired
 	// entries first, then the one that expires soonest.
 	maxCachedDocs = 512
+	// maxFetches bounds the fetches under way: anyone can start one by
+	// opening the authorization endpoint.
+	maxFetches = 8
 )
 
 // FetchOptions configures NewFetchClient. Production leaves every field
@@ -186,6 +189,7 @@ type clientDocs struct {
 	http  *http.Client
 	now   func() time.Time
 	group singleflight.Group
+	slots chan struct{} // a token per fetch under way
 
 	mu    sync.Mutex
 	cache map[string]cachedDoc
@@ -237,6 +241,12 @@ func (d *clientDocs) put(id string, c cachedDoc) {
 // get fetches and checks one document, returning how long it may be
 // cached.
 func (d *clientDocs) get(ctx context.Context, id string) (Client, time.Duration, error) {
+	select {
+	case d.slots <- struct{}{}:
+		defer func() { <-d.slots }()
+	default:
+		return Client{}, 0, fmt.Errorf("cannot fetch client document %s: the server is busy fetching others; try again in a few seconds", id)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
 	if err != nil {
 		return Client{}, 0, fmt.Errorf("cannot fetch client document %s: %w", id, err)

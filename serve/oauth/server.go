@@ -123,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:          cfg,
 		log:          cfg.Logger.With("component", "oauth"),
-		clients:      &clientDocs{http: cfg.Fetch, now: cfg.Now, cache: map[string]cachedDoc{}},
+		clients:      &clientDocs{http: cfg.Fetch, now: cfg.Now, cache: map[string]cachedDoc{}, slots: make(chan struct{}, maxFetches)},
 		origin:       http.NewCrossOriginProtection(),
 		resourceMeta: cfg.Issuer + "/.well-known/oauth-protected-resource" + res.EscapedPath(),
 	}
