@@ -19,10 +19,14 @@ import (
 // Paths the server answers. The protected resource metadata path is
 // derived from Config.Resource.
 const (
+	// PathAuthServerMeta is the RFC 8414 metadata document.
 	PathAuthServerMeta = "/.well-known/oauth-authorization-server"
-	PathRegister       = "/oauth/register"
-	PathAuthorize      = "/oauth/authorize"
-	PathToken          = "/oauth/token"
+	// PathRegister is RFC 7591 dynamic client registration.
+	PathRegister = "/oauth/register"
+	// PathAuthorize is the authorization endpoint and its approval form.
+	PathAuthorize = "/oauth/authorize"
+	// PathToken is the token endpoint.
+	PathToken = "/oauth/token"
 	// ResourcePath is the path of the sign-in MCP endpoint, the protected
 	// resource.
 	ResourcePath = "/mcp/oauth"
@@ -47,8 +51,9 @@ type Config struct {
 	// Required.
 	SignedIn func(*http.Request) (account string, ok bool)
 	// SignInURL returns where to send a browser that is not signed in;
-	// the sign-in page returns it to next (a path and query on this
-	// origin) afterwards. Required.
+	// the sign-in page returns it to next afterwards. next is always a
+	// path and query of the authorization endpoint on this origin, and
+	// the sign-in page should follow nothing else. Required.
 	SignInURL func(next string) string
 	// Page renders body (the approval form or an error) in the site's
 	// layout with the given status. Default: a bare HTML page.
@@ -60,7 +65,8 @@ type Config struct {
 	// NewFetchClient(FetchOptions{}), which never connects to a private
 	// address. Only tests pass another.
 	Fetch *http.Client
-	// Now is the clock of the document cache. Default: time.Now.
+	// Now is the clock of the document cache and of expires_in (the
+	// Store keeps its own for expiry). Default: time.Now.
 	Now func() time.Time
 	// Logger receives what was refused and why. Default: discard.
 	Logger *slog.Logger
@@ -69,8 +75,8 @@ type Config struct {
 // Route is one endpoint of the server, for the composing server's
 // router.
 type Route struct {
-	Method  string
-	Path    string
+	Method  string // GET, POST or OPTIONS
+	Path    string // an exact path, no pattern
 	Handler http.Handler
 }
 
