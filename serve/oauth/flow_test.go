@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -255,5 +256,30 @@ func TestDenyRedirectsAccessDenied(t *testing.T) {
 	q := redirectTo(t, resp).Query()
 	if q.Get("error") != "access_denied" || q.Get("state") != "st-123" || q.Get("iss") != h.ts.URL || q.Get("code") != "" {
 		t.Fatalf("deny redirected with %v", q)
+	}
+}
+
+func TestConsentNamesDocumentHost(t *testing.T) {
+	id, ts, fetch := clientDoc(t, cimdDoc(cb), nil)
+	h := newHarness(t, func(c *Config) { c.Fetch = fetch })
+	q := h.authParams(id, cb, strings.Repeat("v", 43))
+	resp := h.get("/oauth/authorize?"+q.Encode(), true)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	host := strings.TrimPrefix(ts.URL, "https://")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "CIMD Agent") || !strings.Contains(string(b), "described at <strong>"+host) {
+		t.Fatalf("approval page for a CIMD client: %d %s", resp.StatusCode, b)
+	}
+	// A signed-out approval goes to the sign-in page, which returns the
+	// person to this same request.
+	resp, err := h.browser.PostForm(h.ts.URL+"/oauth/authorize", h.consent(h.ts.URL+"/oauth/authorize?"+q.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := redirectTo(t, resp)
+	next, _ := url.Parse(loc.Query().Get("next"))
+	if loc.Path != "/signin" || next.Path != PathAuthorize || next.Query().Get("client_id") != id || next.Query().Get("code_challenge") != q.Get("code_challenge") {
+		t.Fatalf("signed-out approval: redirected to %s", loc)
 	}
 }
