@@ -111,6 +111,10 @@ type KeyRecord struct {
 	// time when the counting process lists its own keys, the time of the
 	// server's last usage snapshot otherwise, zero if there is none.
 	LookupsAsOf time.Time
+	// NoKeyShown is true for an account made by signing in, whose key
+	// was never shown to anyone: the account page offers to create one
+	// (RotateAccountKey).
+	NoKeyShown bool
 }
 
 // IsRevoked reports whether the key has been revoked.
@@ -151,10 +155,14 @@ type storedKey struct {
 	Status            string    `json:"status,omitempty"`
 	CancelAtPeriodEnd bool      `json:"cancel_at_period_end,omitempty"`
 	PaymentFailed     time.Time `json:"payment_failed,omitzero"`
+
+	// NoKeyShown: made by signing in; its key was never shown.
+	NoKeyShown bool `json:"no_key_shown,omitempty"`
 }
 
 func (k storedKey) record() KeyRecord {
-	return KeyRecord{ID: k.ID, Tier: k.Tier, Email: k.Email, Created: k.Created, PaidUntil: k.PaidUntil, Revoked: k.Revoked}
+	return KeyRecord{ID: k.ID, Tier: k.Tier, Email: k.Email, Created: k.Created, PaidUntil: k.PaidUntil, Revoked: k.Revoked,
+		NoKeyShown: k.NoKeyShown}
 }
 
 // nCacheShards spreads the key cache over independent locks.
