@@ -108,6 +108,8 @@ const (
 	kindPaid                   // paid lookups per key per month (unlimited; for usage)
 	kindReg                    // registrations per address per day
 	kindRegNet                 // registrations per IPv6 /48 per day
+	kindSignin                 // sign-in codes to known mailboxes per address per day
+	kindClient                 // OAuth client registrations per address per day
 )
 
 // prefix is the counter database key prefix of a kind.
@@ -123,15 +125,21 @@ func (k kind) prefix() string {
 		return "reg/"
 	case kindRegNet:
 		return "reg48/"
+	case kindSignin:
+		return "signin/"
+	case kindClient:
+		return "oauthclient/"
 	}
 	panic("access: unknown counter kind")
 }
 
-func (k kind) daily() bool { return k == kindAnon || k == kindReg || k == kindRegNet }
+func (k kind) daily() bool { return k.byAddr() }
 
 // byAddr reports whether the counters of k are per client address (or
 // network) rather than per key.
-func (k kind) byAddr() bool { return k == kindAnon || k == kindReg || k == kindRegNet }
+func (k kind) byAddr() bool {
+	return k == kindAnon || k == kindReg || k == kindRegNet || k == kindSignin || k == kindClient
+}
 
 // window numbers the UTC day (days since 1970-01-01) or UTC calendar month
 // (year*12 + month-1) that t falls in.

@@ -212,7 +212,7 @@ func (s *Store) usageOf(id string) *keyUsage {
 // deleteExpired removes day windows older than yesterday. Months are kept:
 // one counter per key and month is small, and it is the usage history.
 func (s *Store) deleteExpired(b *pebble.Batch, day int32) {
-	for _, kd := range []kind{kindAnon, kindReg, kindRegNet} {
+	for _, kd := range []kind{kindAnon, kindReg, kindRegNet, kindSignin, kindClient} {
 		p := kd.prefix()
 		_ = b.DeleteRange([]byte(p), []byte(p+kd.windowName(day-1)), nil)
 	}
