@@ -21,6 +21,7 @@ type sessionStore interface {
 	AdmitAccount(ctx0 context.Context, id string, client netip.Addr, n int) (*Reservation, error)
 	AccountByID(ctx0 context.Context, id string) (KeyRecord, Billing, error)
 	RotateAccountKey(ctx0 context.Context, id string) (string, KeyRecord, error)
+	SetTier(ctx0 context.Context, idOrKey string, tier Tier, paidUntil time.Time) error
 }
 
 func mustSession(tb testing.TB, s sessionStore, id string) string {
@@ -270,4 +271,62 @@ func testRotateAccountKey(t *testing.T, b backend) {
 		t.Errorf("the replaced key: %v, want ErrInvalidKey", err)
 	}
 	mustIdentify(t, s, key2, client)
+}
+
+// TestSessionEntriesExpire: an idle session's entry goes at the first
+// daily sweep past its end (embedded), or carries that end as its Redis
+// expiry, renewed with the idle clock.
+func TestSessionEntriesExpire(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) {
+		clk := newClock(t, "2026-11-22T12:00:00Z")
+		s := openStore(t, t.TempDir(), clk)
+		_, rec := mustCreate(t, s, Registered, time.Time{})
+		raw := mustSession(t, s, rec.ID)
+		key := sessionPrefix + secretHash(raw)
+		sweepAt := func(at time.Time) bool {
+			t.Helper()
+			clk.Set(at)
+			if err := s.flush(); err != nil {
+				t.Fatal(err)
+			}
+			_, ok, err := s.keys.getString(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		end := clk.Now().Add(SessionIdle)
+		if !sweepAt(end.Add(-time.Hour)) {
+			t.Fatal("a session's entry went before its end")
+		}
+		if sweepAt(end.Add(24 * time.Hour)) {
+			t.Error("an idle session's entry outlived SessionIdle")
+		}
+	})
+	t.Run("redis", func(t *testing.T) {
+		rd := testservers.StartRedis(t)
+		clk := &clock{t: time.Now()}
+		s := openRedisStores(t, rd, 1, Options{Now: clk.Now})[0]
+		_, rec := mustCreate(t, s, Registered, time.Time{})
+		raw := mustSession(t, s, rec.ID)
+		name := redisName(sessionPrefix + secretHash(raw))
+		expires := func() time.Time {
+			t.Helper()
+			d, err := s.rdb.PExpireTime(ctx, name).Result()
+			if err != nil || d < 0 {
+				t.Fatalf("%s has no expiry (%v, %v)", name, d, err)
+			}
+			return time.UnixMilli(int64(d / time.Millisecond))
+		}
+		if got, want := expires(), clk.Now().Add(SessionIdle); got.Sub(want).Abs() > time.Second {
+			t.Errorf("a new session expires at %s, want %s", got, want)
+		}
+		clk.Add(SessionRefresh)
+		if _, err := s.Session(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := expires(), clk.Now().Add(SessionIdle); got.Sub(want).Abs() > time.Second {
+			t.Errorf("a used session expires at %s, want %s", got, want)
+		}
+	})
 }

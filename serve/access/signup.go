@@ -132,9 +132,14 @@ func (t *txn) expireAt(key string, at time.Time) {
 	}
 }
 
+// expiringPrefixes name the entries of the account database that have an
+// end of life (accountExpiry): the embedded store sweeps them daily.
+var expiringPrefixes = []string{codePrefix, eventPrefix, sessionPrefix}
+
 // accountExpiry says when an entry of the account database may go: a
 // pending code CodeRecordLifetime after it expired, an applied billing
-// event AppliedEventLifetime after it was applied. ok is false for
+// event AppliedEventLifetime after it was applied, a session or an OAuth
+// entry at the end it carries. ok is false for
 // entries that are kept (keys, mailboxes, billing links) and for values
 // it cannot read, which are kept too: losing one would be worse than
 // keeping it.
@@ -152,6 +157,11 @@ func accountExpiry(key string, v []byte) (at time.Time, ok bool) {
 			return time.Time{}, false
 		}
 		return applied.Add(AppliedEventLifetime), true
+	}
+	for _, p := range expiringPrefixes {
+		if p != codePrefix && p != eventPrefix && strings.HasPrefix(key, p) {
+			return entryEnd(v)
+		}
 	}
 	return time.Time{}, false
 }
