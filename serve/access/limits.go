@@ -56,7 +56,8 @@ func seconds(d time.Duration) int64 {
 }
 
 // QuotaError reports an allowance that cannot cover a request. It wraps
-// ErrQuotaExhausted (lookups) or ErrTooManyRegistrations (registrations).
+// ErrQuotaExhausted (lookups), ErrTooManyRegistrations (registrations and
+// sign-ins) or oauth.ErrTooManyClients (OAuth client registrations).
 type QuotaError struct {
 	// Limits describes the exhausted allowance; Remaining is what is left,
 	// less than Requested.
@@ -76,11 +77,15 @@ func (e *QuotaError) Error() string {
 	if e.err == ErrTooManyRegistrations {
 		return fmt.Sprintf("too many registrations: %d a day from this address, renews in %ds", e.Quota, seconds(e.RetryAfter))
 	}
+	if e.err != ErrQuotaExhausted {
+		return fmt.Sprintf("%v: %d a day, renews in %ds", e.err, e.Quota, seconds(e.RetryAfter))
+	}
 	return fmt.Sprintf("quota exhausted: %s allowance of %d lookups has %d left, %d asked, renews in %ds",
 		e.Policy, e.Quota, e.Remaining, e.Requested, seconds(e.RetryAfter))
 }
 
-// Unwrap returns ErrQuotaExhausted or ErrTooManyRegistrations.
+// Unwrap returns the refusal: ErrQuotaExhausted, ErrTooManyRegistrations
+// or oauth.ErrTooManyClients.
 func (e *QuotaError) Unwrap() error { return e.err }
 
 // SetHeaders sets Retry-After and, for lookup allowances, the RateLimit

@@ -134,7 +134,8 @@ func (t *txn) expireAt(key string, at time.Time) {
 
 // expiringPrefixes name the entries of the account database that have an
 // end of life (accountExpiry): the embedded store sweeps them daily.
-var expiringPrefixes = []string{codePrefix, eventPrefix, sessionPrefix}
+var expiringPrefixes = []string{codePrefix, eventPrefix, sessionPrefix,
+	oauthClientPrefix, oauthCodePrefix, oauthChainPrefix, oauthAccessPrefix, oauthRefreshPrefix}
 
 // accountExpiry says when an entry of the account database may go: a
 // pending code CodeRecordLifetime after it expired, an applied billing
