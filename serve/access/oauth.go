@@ -436,4 +436,3 @@ func (o oauthStore) Token(ctx context.Context, access string) (oauth.Grant, erro
 	}
 	return e.Grant, nil
 }
-
