@@ -55,6 +55,15 @@ func testSigninKeepsKey(t *testing.T, b backend) {
 	if list, _ := s.ListKeys(ctx); len(list) != 1 {
 		t.Errorf("%d accounts after signing in to one, want 1", len(list))
 	}
+	// Another spelling of the mailbox: the code goes to the account's own
+	// address, and signs in to that account.
+	si = mustStartSignin(t, s, "ann+other@example.com")
+	if si.To != "ann@example.com" || !si.Known {
+		t.Errorf("sign-in code for another spelling of a known mailbox: %+v, want it sent to ann@example.com", si)
+	}
+	if got, err := s.VerifySignin(ctx, "ann+other@example.com", si.Code); err != nil || got.ID != rec.ID {
+		t.Errorf("signing in with another spelling: %+v, %v; want account %s", got, err, rec.ID)
+	}
 	// A sign-in code is not a lost-key code: it cannot re-key either.
 	si = mustStartSignin(t, s, "ann@example.com")
 	if _, _, err := s.VerifySignup(ctx, "ann@example.com", si.Code); !errors.Is(err, ErrCodeInvalid) {
