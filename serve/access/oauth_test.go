@@ -239,3 +239,51 @@ func TestOAuthEntriesExpire(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrateSessionsAndGrants: moving to Redis signs nobody out: a
+// session and an agent's tokens made in the folder work on Redis, with
+// their ends.
+func TestMigrateSessionsAndGrants(t *testing.T) {
+	rd := testservers.StartRedis(t)
+	dir := t.TempDir()
+	clk := &clock{t: time.Now()}
+	emb := openStore(t, dir, clk)
+	_, rec := mustCreate(t, emb, Registered, time.Time{})
+	raw := mustSession(t, emb, rec.ID)
+	o := emb.ForOAuth()
+	c, err := o.RegisterClient(ctx, oauth.Client{RedirectURIs: []string{"http://127.0.0.1/cb"}}, mustAddr(t, "192.0.2.34"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := oauth.Grant{Account: rec.ID, ClientID: c.ID, Resource: "r"}
+	code, err := o.NewCode(ctx, oauth.CodeGrant{Grant: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := o.NewTokens(ctx, g, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := emb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openRedisStores(t, rd, 1, Options{Now: clk.Now})[0]
+	if _, err := MigrateToRedis(ctx, Options{Dir: dir, Now: clk.Now}, s); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Session(ctx, raw); err != nil || got.ID != rec.ID {
+		t.Errorf("the session after migration: %+v, %v", got, err)
+	}
+	if got, err := s.ForOAuth().Token(ctx, tok.Access); err != nil || got != g {
+		t.Errorf("the access token after migration: %+v, %v", got, err)
+	}
+	if _, _, err := s.ForOAuth().Refresh(ctx, tok.Refresh, c.ID); err != nil {
+		t.Errorf("the refresh token after migration: %v", err)
+	}
+	if _, err := s.ForOAuth().TakeCode(ctx, code); !errors.Is(err, oauth.ErrReused) {
+		t.Errorf("the redeemed code after migration: %v, want ErrReused", err)
+	}
+	if d, err := s.rdb.PExpireTime(ctx, redisName(sessionPrefix+secretHash(raw))).Result(); err != nil || d < 0 {
+		t.Errorf("a migrated session has no expiry (%v, %v)", d, err)
+	}
+}
