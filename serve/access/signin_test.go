@@ -123,6 +123,11 @@ func testSigninNewMailbox(t *testing.T, b backend) {
 	if err != nil || again.ID != rec.ID {
 		t.Errorf("second sign-in: %+v, %v; want account %s", again, err, rec.ID)
 	}
+	// A sign-up code does not sign in: it is a wrong code here.
+	su := mustStart(t, s, "other@example.com")
+	if _, err := s.VerifySignin(ctx, "other@example.com", su.Code); !errors.Is(err, ErrCodeInvalid) {
+		t.Errorf("a sign-up code used to sign in: %v, want ErrCodeInvalid", err)
+	}
 	// Registration finds the mailbox taken by the signed-in account.
 	if _, _, err := s.CreateKey(ctx, Registered, "new@example.com", time.Time{}); !errors.Is(err, ErrEmailTaken) {
 		t.Errorf("creating a key for a signed-in mailbox: %v, want ErrEmailTaken", err)
