@@ -23,7 +23,7 @@ const nShards = 64
 type ckey struct {
 	kind   kind
 	window int32
-	addr   netip.Addr // kindAnon, kindReg: grouped client address; kindRegNet: its /48
+	addr   netip.Addr // kindAnon, kindReg, kindSignin, kindClient: grouped client address; kindRegNet: its /48
 	id     string     // kindKey, kindPaid: key id
 }
 
@@ -67,7 +67,7 @@ func dbKey(k ckey) []byte {
 // parseDBKey is the inverse of dbKey.
 func parseDBKey(b []byte) (ckey, bool) {
 	s := string(b)
-	for _, kd := range []kind{kindAnon, kindKey, kindPaid, kindReg, kindRegNet} {
+	for _, kd := range []kind{kindAnon, kindKey, kindPaid, kindReg, kindRegNet, kindSignin, kindClient} {
 		rest, ok := strings.CutPrefix(s, kd.prefix())
 		if !ok {
 			continue

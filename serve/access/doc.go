@@ -62,6 +62,18 @@
 // counted in memory and flushed every FlushInterval. An unreachable Redis
 // is ErrUnavailable. MigrateToRedis copies an embedded store into one.
 //
+// # Sign-in, sessions and OAuth
+//
+// People sign in with the email code of sign-up (StartSignin,
+// VerifySignin), which never changes an account's key; the browser then
+// holds a session (NewSession, Session, EndSession), and agents hold OAuth
+// tokens (ForOAuth, an oauth.Store). Both name the account by its id, and
+// AdmitAccount counts their lookups on the account's own allowance, as
+// its key would. Session ids, codes and tokens are 256 random bits, stored
+// only as SHA-256 in the account database beside the accounts, each entry
+// with an end of life (accountExpiry): Redis expires it (PEXPIREAT), the
+// embedded store sweeps it daily, and every read checks it.
+//
 // # Account rules, once
 //
 // The rules of keys and accounts (create, revoke, set-tier, sign-up

@@ -111,6 +111,10 @@ type KeyRecord struct {
 	// time when the counting process lists its own keys, the time of the
 	// server's last usage snapshot otherwise, zero if there is none.
 	LookupsAsOf time.Time
+	// NoKeyShown is true for an account made by signing in, whose key
+	// was never shown to anyone: the account page offers to create one
+	// (RotateAccountKey).
+	NoKeyShown bool
 }
 
 // IsRevoked reports whether the key has been revoked.
@@ -151,10 +155,14 @@ type storedKey struct {
 	Status            string    `json:"status,omitempty"`
 	CancelAtPeriodEnd bool      `json:"cancel_at_period_end,omitempty"`
 	PaymentFailed     time.Time `json:"payment_failed,omitzero"`
+
+	// NoKeyShown: made by signing in; its key was never shown.
+	NoKeyShown bool `json:"no_key_shown,omitempty"`
 }
 
 func (k storedKey) record() KeyRecord {
-	return KeyRecord{ID: k.ID, Tier: k.Tier, Email: k.Email, Created: k.Created, PaidUntil: k.PaidUntil, Revoked: k.Revoked}
+	return KeyRecord{ID: k.ID, Tier: k.Tier, Email: k.Email, Created: k.Created, PaidUntil: k.PaidUntil, Revoked: k.Revoked,
+		NoKeyShown: k.NoKeyShown}
 }
 
 // nCacheShards spreads the key cache over independent locks.
@@ -468,6 +476,40 @@ func (k *Keys) update(ctx context.Context, fn func(t *txn) error) error {
 	return nil
 }
 
+// errReadOnly is what a write in a view returns: a bug, never a
+// client's fault.
+var errReadOnly = errors.New("cannot write the account database in a read-only view")
+
+// readTx is the kvTx of a view: reads of the committed database, no
+// writes.
+type readTx struct{ r pebble.Reader }
+
+func (x readTx) get(key string) ([]byte, bool, error) {
+	v, closer, err := x.r.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read the account database: %w", err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), true, nil
+}
+
+func (readTx) set(string, []byte) error       { return errReadOnly }
+func (readTx) del(string) error               { return errReadOnly }
+func (readTx) keyChanged(keyHash, *storedKey) {}
+func (readTx) nextSeq() (uint64, error)       { return 0, errReadOnly }
+
+// view runs fn on the committed database, without the writer lock: the
+// read path of sessions and grants, which must not queue behind writes.
+func (k *Keys) view(ctx context.Context, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(&txn{kv: readTx{k.db}, now: k.now().UTC()})
+}
+
 // getString reads key through the transaction, so a txn sees its own
 // writes.
 func (t *txn) getString(key string) (string, bool, error) {
@@ -519,8 +561,10 @@ func (t *txn) newAccount(h keyHash, tier Tier, email string, paidUntil time.Time
 
 // rekey moves the account of key old to key h: same id, tier,
 // subscription and counters (which count on the id), and old stops
-// working.
+// working. The new key is shown to its holder, so the account has one
+// (NoKeyShown false).
 func (t *txn) rekey(old, h keyHash, sk storedKey) error {
+	sk.NoKeyShown = false
 	if err := t.kv.del(string(hashDBKey(old))); err != nil {
 		return err
 	}

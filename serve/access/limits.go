@@ -56,7 +56,8 @@ func seconds(d time.Duration) int64 {
 }
 
 // QuotaError reports an allowance that cannot cover a request. It wraps
-// ErrQuotaExhausted (lookups) or ErrTooManyRegistrations (registrations).
+// ErrQuotaExhausted (lookups), ErrTooManyRegistrations (registrations and
+// sign-ins) or oauth.ErrTooManyClients (OAuth client registrations).
 type QuotaError struct {
 	// Limits describes the exhausted allowance; Remaining is what is left,
 	// less than Requested.
@@ -76,11 +77,15 @@ func (e *QuotaError) Error() string {
 	if e.err == ErrTooManyRegistrations {
 		return fmt.Sprintf("too many registrations: %d a day from this address, renews in %ds", e.Quota, seconds(e.RetryAfter))
 	}
+	if e.err != ErrQuotaExhausted {
+		return fmt.Sprintf("%v: %d a day, renews in %ds", e.err, e.Quota, seconds(e.RetryAfter))
+	}
 	return fmt.Sprintf("quota exhausted: %s allowance of %d lookups has %d left, %d asked, renews in %ds",
 		e.Policy, e.Quota, e.Remaining, e.Requested, seconds(e.RetryAfter))
 }
 
-// Unwrap returns ErrQuotaExhausted or ErrTooManyRegistrations.
+// Unwrap returns the refusal: ErrQuotaExhausted, ErrTooManyRegistrations
+// or oauth.ErrTooManyClients.
 func (e *QuotaError) Unwrap() error { return e.err }
 
 // SetHeaders sets Retry-After and, for lookup allowances, the RateLimit
@@ -108,6 +113,8 @@ const (
 	kindPaid                   // paid lookups per key per month (unlimited; for usage)
 	kindReg                    // registrations per address per day
 	kindRegNet                 // registrations per IPv6 /48 per day
+	kindSignin                 // sign-in codes to known mailboxes per address per day
+	kindClient                 // OAuth client registrations per address per day
 )
 
 // prefix is the counter database key prefix of a kind.
@@ -123,15 +130,21 @@ func (k kind) prefix() string {
 		return "reg/"
 	case kindRegNet:
 		return "reg48/"
+	case kindSignin:
+		return "signin/"
+	case kindClient:
+		return "oauthclient/"
 	}
 	panic("access: unknown counter kind")
 }
 
-func (k kind) daily() bool { return k == kindAnon || k == kindReg || k == kindRegNet }
+func (k kind) daily() bool { return k.byAddr() }
 
 // byAddr reports whether the counters of k are per client address (or
 // network) rather than per key.
-func (k kind) byAddr() bool { return k == kindAnon || k == kindReg || k == kindRegNet }
+func (k kind) byAddr() bool {
+	return k == kindAnon || k == kindReg || k == kindRegNet || k == kindSignin || k == kindClient
+}
 
 // window numbers the UTC day (days since 1970-01-01) or UTC calendar month
 // (year*12 + month-1) that t falls in.

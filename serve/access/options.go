@@ -34,6 +34,16 @@ type Options struct {
 	// per UTC day, so that a client holding a /48 (65,536 /64s) cannot
 	// multiply the per-address allowance. Default 10.
 	RegistrationsPerNetworkPerDay int64
+	// SigninsPerAddressPerDay is how many sign-in codes StartSignin
+	// makes for mailboxes that already have an account, for one client
+	// address (IPv6 by /64) per UTC day. A code for a new mailbox is a
+	// registration and takes from RegistrationsPerAddressPerDay instead.
+	// Default 20.
+	SigninsPerAddressPerDay int64
+	// OAuthClientsPerAddressPerDay is how many OAuth clients one client
+	// address (IPv6 by /64) may register per UTC day (see ForOAuth).
+	// Default 20.
+	OAuthClientsPerAddressPerDay int64
 	// FlushInterval is how often changed counters are written to disk, and
 	// so the most counting a crash can lose. Default 1s.
 	FlushInterval time.Duration
@@ -64,6 +74,12 @@ func (o *Options) fill() {
 	}
 	if o.RegistrationsPerNetworkPerDay <= 0 {
 		o.RegistrationsPerNetworkPerDay = 10
+	}
+	if o.SigninsPerAddressPerDay <= 0 {
+		o.SigninsPerAddressPerDay = 20
+	}
+	if o.OAuthClientsPerAddressPerDay <= 0 {
+		o.OAuthClientsPerAddressPerDay = 20
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = time.Second

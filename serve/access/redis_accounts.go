@@ -191,6 +191,54 @@ func (s *RedisStore) update(ctx context.Context, fn func(t *txn) error) error {
 	return fmt.Errorf("cannot change the account: other servers changed it %d times in a row; try again", redisTxAttempts)
 }
 
+// redisReadTx is the kvTx of a RedisStore's view: plain reads, no WATCH,
+// no writes.
+type redisReadTx struct {
+	s   *RedisStore
+	ctx context.Context
+}
+
+func (x redisReadTx) get(key string) ([]byte, bool, error) {
+	v, err := x.s.rdb.Get(x.ctx, redisName(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, x.s.unavailable("read the account", err)
+	}
+	if strings.HasPrefix(key, idPrefix) {
+		if v, err = hex.DecodeString(string(v)); err != nil {
+			return nil, false, fmt.Errorf("cannot read %s: %w", redisName(key), err)
+		}
+	}
+	return v, true, nil
+}
+
+func (redisReadTx) set(string, []byte) error       { return errReadOnly }
+func (redisReadTx) del(string) error               { return errReadOnly }
+func (redisReadTx) keyChanged(keyHash, *storedKey) {}
+func (redisReadTx) nextSeq() (uint64, error)       { return 0, errReadOnly }
+
+// view runs fn on what Redis holds now, one GET per read: the read path
+// of sessions and grants.
+func (s *RedisStore) view(ctx context.Context, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return fn(&txn{kv: redisReadTx{s, ctx}, now: s.opt.Now().UTC()})
+}
+
+func (s *RedisStore) reserveSignin(ctx context.Context, client netip.Addr) (registration, error) {
+	r, err := s.reserveCounter(ctx, ckey{kind: kindSignin, addr: GroupAddr(client)}, s.opt.Now(), 1,
+		s.opt.SigninsPerAddressPerDay, policyRegistrations, "count the sign-in", ErrTooManyRegistrations)
+	if err != nil {
+		return nil, err
+	}
+	return registration{r}, nil
+}
+
 func (s *RedisStore) reserveRegistration(ctx context.Context, client netip.Addr) (registration, error) {
 	now := s.opt.Now()
 	return reserveRegistration(s.opt, client, func(k ckey, limit int64) (*Reservation, error) {

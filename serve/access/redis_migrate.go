@@ -161,12 +161,13 @@ func copyKeys(ctx context.Context, k *Keys, w *migrateWriter, mailboxes map[stri
 	return maxSeq, nil
 }
 
-// copyAccountEntries queues pending codes and billing state, as they are:
-// a code mailed before the move still works after it, a subscription's
-// events still find its account, and an event applied before is not
-// applied again. Codes and event ids keep their lifetimes.
+// copyAccountEntries queues pending codes, billing state, sessions and
+// OAuth entries, as they are: a code mailed before the move still works
+// after it, a subscription's events still find its account, an event
+// applied before is not applied again, and nobody is signed out. Each
+// keeps its lifetime.
 func copyAccountEntries(ctx context.Context, k *Keys, w *migrateWriter, rep *MigrateReport) error {
-	for _, prefix := range []string{codePrefix, customerPrefix, subPrefix, eventPrefix} {
+	for _, prefix := range append([]string{customerPrefix, subPrefix}, expiringPrefixes...) {
 		upper := []byte(prefix)
 		upper[len(upper)-1]++
 		it, err := k.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upper})

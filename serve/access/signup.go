@@ -56,6 +56,10 @@ type pendingCode struct {
 	Attempts int       `json:"attempts"`
 	Day      string    `json:"day"`  // UTC day of Sent
 	Sent     int       `json:"sent"` // codes sent to the mailbox on Day
+	// Signin marks a sign-in code (StartSignin): it signs in and never
+	// re-keys, and VerifySignup takes it for a wrong code, as
+	// VerifySignin takes a sign-up code.
+	Signin bool `json:"signin,omitempty"`
 }
 
 // Signup is a code to mail, from StartSignup.
@@ -128,9 +132,15 @@ func (t *txn) expireAt(key string, at time.Time) {
 	}
 }
 
+// expiringPrefixes name the entries of the account database that have an
+// end of life (accountExpiry): the embedded store sweeps them daily.
+var expiringPrefixes = []string{codePrefix, eventPrefix, sessionPrefix,
+	oauthClientPrefix, oauthCodePrefix, oauthChainPrefix, oauthAccessPrefix, oauthRefreshPrefix}
+
 // accountExpiry says when an entry of the account database may go: a
 // pending code CodeRecordLifetime after it expired, an applied billing
-// event AppliedEventLifetime after it was applied. ok is false for
+// event AppliedEventLifetime after it was applied, a session or an OAuth
+// entry at the end it carries. ok is false for
 // entries that are kept (keys, mailboxes, billing links) and for values
 // it cannot read, which are kept too: losing one would be worse than
 // keeping it.
@@ -148,6 +158,11 @@ func accountExpiry(key string, v []byte) (at time.Time, ok bool) {
 			return time.Time{}, false
 		}
 		return applied.Add(AppliedEventLifetime), true
+	}
+	for _, p := range expiringPrefixes {
+		if p != codePrefix && p != eventPrefix && strings.HasPrefix(key, p) {
+			return entryEnd(v)
+		}
 	}
 	return time.Time{}, false
 }
@@ -176,6 +191,13 @@ type accountBackend interface {
 	// reserveRegistration takes one of the day's sign-ups of client's
 	// address group and, for IPv6, of its /48.
 	reserveRegistration(ctx context.Context, client netip.Addr) (registration, error)
+	// reserveSignin takes one of the day's sign-in codes of client's
+	// address group.
+	reserveSignin(ctx context.Context, client netip.Addr) (registration, error)
+	// view runs fn on what is stored now, without writing: fn's writes
+	// fail.
+	view(ctx context.Context, fn func(t *txn) error) error
+	now() time.Time
 }
 
 // registration is one sign-up taken from the allowances of a client's
@@ -229,6 +251,19 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	return s.keys.update(ctx, fn)
 }
 
+func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
+	return s.keys.view(ctx, fn)
+}
+
+func (s *Store) reserveSignin(_ context.Context, client netip.Addr) (registration, error) {
+	r, err := s.reserve(ckey{kind: kindSignin, addr: GroupAddr(client)}, s.opt.Now(), 1, s.opt.SigninsPerAddressPerDay,
+		policyRegistrations, ErrTooManyRegistrations)
+	if err != nil {
+		return nil, err
+	}
+	return registration{r}, nil
+}
+
 func (s *Store) reserveRegistration(_ context.Context, client netip.Addr) (registration, error) {
 	now := s.opt.Now()
 	return reserveRegistration(s.opt, client, func(k ckey, limit int64) (*Reservation, error) {
@@ -246,44 +281,79 @@ func startSignup(ctx context.Context, b accountBackend, email string, client net
 		return Signup{}, err
 	}
 	defer res.cancel()
-	mb := FoldEmail(email)
 	su := Signup{Email: email, Code: newCode()}
 	err = b.update(ctx, func(t *txn) error {
-		p, _, err := t.pending(mb)
-		if err != nil {
-			return err
-		}
-		day := t.now.Format(time.DateOnly)
-		if p.Day != day {
-			p.Day, p.Sent = day, 0
-		}
-		if p.Sent >= CodesPerMailboxPerDay {
-			midnight := t.now.Truncate(24 * time.Hour).Add(24 * time.Hour)
-			return &QuotaError{Limits: Limits{Policy: policyRegistrations, Quota: CodesPerMailboxPerDay},
-				RetryAfter: midnight.Sub(t.now), err: ErrTooManyRegistrations}
-		}
-		id, taken, err := t.activeOf(mb)
-		if err != nil {
-			return err
-		}
-		su.Replaces, su.To = taken, email
-		if taken {
-			_, sk, err := t.find(id)
-			if err != nil {
-				return fmt.Errorf("cannot read the account of mailbox %s: %w", mb, err)
-			}
-			su.To = sk.Email
-		}
-		su.Expires = t.now.Add(CodeTTL)
-		p.Email, p.Hash, p.Expires, p.Attempts = email, codeHash(mb, su.Code), su.Expires, 0
-		p.Sent++
-		return t.putPending(mb, p)
+		var err error
+		su.To, su.Replaces, su.Expires, err = t.issueCode(email, su.Code, false)
+		return err
 	})
 	if err != nil {
 		return Signup{}, err
 	}
 	res.commit()
 	return su, nil
+}
+
+// issueCode stores code as the pending code of email's mailbox, a
+// sign-in code or a sign-up one, within CodesPerMailboxPerDay. It returns
+// the address to mail it to (the account's own when the mailbox has one)
+// and whether the mailbox has an account.
+func (t *txn) issueCode(email, code string, signin bool) (to string, known bool, expires time.Time, err error) {
+	mb := FoldEmail(email)
+	p, _, err := t.pending(mb)
+	if err != nil {
+		return "", false, time.Time{}, err
+	}
+	day := t.now.Format(time.DateOnly)
+	if p.Day != day {
+		p.Day, p.Sent = day, 0
+	}
+	if p.Sent >= CodesPerMailboxPerDay {
+		midnight := t.now.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		return "", false, time.Time{}, &QuotaError{Limits: Limits{Policy: policyRegistrations, Quota: CodesPerMailboxPerDay},
+			RetryAfter: midnight.Sub(t.now), err: ErrTooManyRegistrations}
+	}
+	id, known, err := t.activeOf(mb)
+	if err != nil {
+		return "", false, time.Time{}, err
+	}
+	to = email
+	if known {
+		_, sk, err := t.find(id)
+		if err != nil {
+			return "", false, time.Time{}, fmt.Errorf("cannot read the account of mailbox %s: %w", mb, err)
+		}
+		to = sk.Email
+	}
+	expires = t.now.Add(CodeTTL)
+	p.Email, p.Hash, p.Expires, p.Attempts, p.Signin = email, codeHash(mb, code), expires, 0, signin
+	p.Sent++
+	return to, known, expires, t.putPending(mb, p)
+}
+
+// useCode checks code against the pending code of mailbox mb, which must
+// be of the kind asked for (signin): the right one is used up and its
+// pending entry returned; a wrong one counts against CodeAttempts, durably,
+// so that restarts do not reset it, and reports wrong with no error, so
+// that the caller's transaction keeps the count. No pending code, or an
+// expired or burnt one, is ErrCodeInvalid.
+func (t *txn) useCode(mb, code string, signin bool) (p pendingCode, wrong bool, err error) {
+	p, ok, err := t.pending(mb)
+	if err != nil {
+		return p, false, err
+	}
+	if !ok || !t.now.Before(p.Expires) || p.Hash == nil {
+		return p, false, ErrCodeInvalid
+	}
+	if subtle.ConstantTimeCompare(p.Hash, codeHash(mb, code)) != 1 || p.Signin != signin {
+		p.Attempts++
+		if p.Attempts >= CodeAttempts {
+			p.Hash = nil
+		}
+		return p, true, t.putPending(mb, p)
+	}
+	p.Hash = nil // used; the day's count stays
+	return p, false, t.putPending(mb, p)
 }
 
 // VerifySignup trades a code from StartSignup for a registered key of
@@ -310,25 +380,10 @@ func verifySignup(ctx context.Context, b accountBackend, email, code string) (st
 	var rec KeyRecord
 	wrong := false
 	err = b.update(ctx, func(t *txn) error {
-		rec, wrong = KeyRecord{}, false
-		p, ok, err := t.pending(mb)
-		if err != nil {
-			return err
-		}
-		if !ok || !t.now.Before(p.Expires) || p.Hash == nil {
-			return ErrCodeInvalid
-		}
-		if subtle.ConstantTimeCompare(p.Hash, codeHash(mb, code)) != 1 {
-			// Counted durably, so that restarts do not reset it.
-			wrong = true
-			p.Attempts++
-			if p.Attempts >= CodeAttempts {
-				p.Hash = nil
-			}
-			return t.putPending(mb, p)
-		}
-		p.Hash = nil // used; the day's count stays
-		if err := t.putPending(mb, p); err != nil {
+		rec = KeyRecord{}
+		var p pendingCode
+		var err error
+		if p, wrong, err = t.useCode(mb, code, false); err != nil || wrong {
 			return err
 		}
 		id, taken, err := t.activeOf(mb)
@@ -340,6 +395,7 @@ func verifySignup(ctx context.Context, b accountBackend, email, code string) (st
 			if err != nil {
 				return err
 			}
+			sk.NoKeyShown = false
 			rec = sk.record()
 			return t.rekey(oldHash, h, sk)
 		}

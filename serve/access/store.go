@@ -212,7 +212,7 @@ func (s *Store) usageOf(id string) *keyUsage {
 // deleteExpired removes day windows older than yesterday. Months are kept:
 // one counter per key and month is small, and it is the usage history.
 func (s *Store) deleteExpired(b *pebble.Batch, day int32) {
-	for _, kd := range []kind{kindAnon, kindReg, kindRegNet} {
+	for _, kd := range []kind{kindAnon, kindReg, kindRegNet, kindSignin, kindClient} {
 		p := kd.prefix()
 		_ = b.DeleteRange([]byte(p), []byte(p+kd.windowName(day-1)), nil)
 	}
@@ -382,15 +382,16 @@ func (s *Store) flush() error {
 }
 
 // expireAccounts deletes the entries of the account database whose
-// lifetime has ended at now (see accountExpiry): pending sign-up codes
-// and applied billing event ids. It runs at Open and once a UTC day.
+// lifetime has ended at now (see accountExpiry): pending sign-up codes,
+// applied billing event ids, sessions and OAuth entries. It runs at Open
+// and once a UTC day.
 func (k *Keys) expireAccounts(ctx context.Context, now time.Time) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	b := k.db.NewBatch()
 	defer b.Close()
 	n := 0
-	for _, prefix := range []string{codePrefix, eventPrefix} {
+	for _, prefix := range expiringPrefixes {
 		upper := []byte(prefix)
 		upper[len(upper)-1]++
 		it, err := k.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upper})
@@ -416,7 +417,7 @@ func (k *Keys) expireAccounts(ctx context.Context, now time.Time) (int, error) {
 		return 0, nil
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return 0, fmt.Errorf("cannot delete expired sign-up codes and billing event ids: %w", err)
+		return 0, fmt.Errorf("cannot delete expired account entries (codes, billing event ids, sessions, OAuth grants): %w", err)
 	}
 	return n, nil
 }
@@ -425,11 +426,11 @@ func (k *Keys) expireAccounts(ctx context.Context, now time.Time) (int, error) {
 func (s *Store) expireAccounts(now time.Time) {
 	n, err := s.keys.expireAccounts(context.Background(), now)
 	if err != nil {
-		s.log.Error("cannot delete expired sign-up codes and billing event ids; will retry tomorrow", "err", err)
+		s.log.Error("cannot delete expired account entries; will retry tomorrow", "err", err)
 		return
 	}
 	if n > 0 {
-		s.log.Info("deleted expired sign-up codes and billing event ids", "entries", n)
+		s.log.Info("deleted expired account entries (codes, billing event ids, sessions, OAuth grants)", "entries", n)
 	}
 }
 
