@@ -64,13 +64,13 @@ type Options struct {
 	// the reading goroutines, one at a time. Default: none.
 	Progress func(stage string, done, total int64)
 	// WriteProgress, when set, is called as the partitions are sorted and
-	// written, after their files are read: with the records (planner
-	// rows and SERP lines) merged into the lake so far, duplicates
-	// included, and the records to merge. A partition's records count
-	// toward total once its files are read; the keywords partition may
-	// be written while the SERPs are still read, so calls can come
-	// between those of Progress. The last call has done == total. Calls
-	// come one at a time. Default: none.
+	// written: with the records (planner rows and SERP lines) merged into
+	// the lake so far, duplicates included, and the records to merge.
+	// Calls begin once every input file is read, after the last call of
+	// Progress, so total never changes; the keywords partition may be
+	// written while the SERPs are still read, and the first call then
+	// counts what it wrote meanwhile. The last call has done == total.
+	// Calls come one at a time. Default: none.
 	WriteProgress func(done, total int64)
 
 	// spillBytes bounds the SERPs and the keyword records held in memory
@@ -184,6 +184,11 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		return rep, err
 	}
 	prog.writeFn = opt.WriteProgress
+	for _, files := range [][]string{opt.PlannerCSV, opt.SERPJSONL} {
+		if len(files) > 0 {
+			prog.reading++
+		}
+	}
 
 	// The first error is the run's, and stops the other goroutine, whose
 	// own error is then only the cancellation.
@@ -491,6 +496,7 @@ type runProgress struct {
 	fn            func(stage string, done, total int64)
 	done, total   int64
 	writeFn       func(done, total int64)
+	reading       int // writers whose files are not all read yet
 	wdone, wtotal int64
 }
 
@@ -518,14 +524,19 @@ func (p *runProgress) add(stage string, n int64) {
 }
 
 // toWrite counts n more records to merge: those of a writer whose files
-// are read.
+// are read. Once every writer's are, it reports what was merged so far.
 func (p *runProgress) toWrite(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wtotal += n
+	p.reading--
+	if p.reading == 0 && p.wdone > 0 && p.writeFn != nil {
+		p.writeFn(p.wdone, max(p.wtotal, p.wdone))
+	}
 }
 
-// wrote counts n more records merged and reports the sums.
+// wrote counts n more records merged and reports the sums, once every
+// writer's files are read.
 func (p *runProgress) wrote(n int64) {
 	if p.writeFn == nil {
 		return
@@ -533,7 +544,9 @@ func (p *runProgress) wrote(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wdone += n
-	p.writeFn(p.wdone, max(p.wtotal, p.wdone))
+	if p.reading == 0 {
+		p.writeFn(p.wdone, max(p.wtotal, p.wdone))
+	}
 }
 
 // rowCounter counts the records a writer merges and passes them on to fn
