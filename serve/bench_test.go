@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so the benchmark
@@ -26,7 +28,7 @@ func BenchmarkKeywordHandler(b *testing.B) {
 		{"missing_q", "/v1/keyword?country=us", 400},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			idx := newFakeIndex(b)
+			idx := servetest.NewIndex(b)
 			s := New(Options{Index: idx, Logger: slog.New(slog.DiscardHandler)})
 			r := httptest.NewRequest("GET", bc.target, nil)
 			rec := httptest.NewRecorder()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // bodyTestServer serves ds on a loopback port with a short read timeout,
@@ -89,7 +91,7 @@ func TestBrokenBodyIsTheClientsFault(t *testing.T) {
 			if resp == nil {
 				continue
 			}
-			var doc problemDoc
+			var doc web.ProblemDoc
 			b, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != ProblemContentType ||
 				json.Unmarshal(b, &doc) != nil || doc.Code != CodeInvalidBody {
@@ -131,33 +133,3 @@ func TestBrokenBodyIsTheClientsFault(t *testing.T) {
 		t.Errorf("a broken registration body reached the registrar %d times", n)
 	}
 }
-
-// TestBodyReadErrorReasons pins how read errors map to reasons, and that
-// each is a 400 invalid_body to classify.
-func TestBodyReadErrorReasons(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{io.ErrUnexpectedEOF, BodyIncomplete},
-		{&net.OpError{Op: "read", Err: timeoutErr{}}, BodyTimeout},
-		{net.ErrClosed, BodyIncomplete},
-		{http.ErrLineTooLong, BodyMalformed},
-		{io.ErrNoProgress, BodyMalformed},
-	} {
-		err := bodyReadError(tc.err)
-		be, ok := err.(*BodyError)
-		if !ok || be.Reason != tc.want {
-			t.Errorf("bodyReadError(%v) = %v, want reason %s", tc.err, err, tc.want)
-		}
-		if he := classify(err); he.Status != http.StatusBadRequest || he.Code != CodeInvalidBody {
-			t.Errorf("classify(%v) = %d %s, want 400 invalid_body", err, he.Status, he.Code)
-		}
-	}
-}
-
-type timeoutErr struct{}
-
-func (timeoutErr) Error() string   { return "i/o timeout" }
-func (timeoutErr) Timeout() bool   { return true }
-func (timeoutErr) Temporary() bool { return true }

@@ -13,9 +13,9 @@ func TestBulkPerEntryDataDate(t *testing.T) {
 	// Info still describes the old build (2026-11-21); two entries come
 	// from the new one.
 	for _, k := range []string{"running shoes", "trail shoes"} {
-		e := ts.index.entries[[2]string{"US", k}]
+		e := ts.index.Entries[[2]string{"US", k}]
 		e.DataDate = "2026-11-22"
-		ts.index.add(e)
+		ts.index.Add(e)
 	}
 	want := map[string]string{"running shoes": "2026-11-22", "trail shoes": "2026-11-22", "free shoes": "2026-11-21"}
 	body := `{"country":"us","keywords":["running shoes","trail shoes","free shoes","nope nope"]}`

@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kwdata/kwdata/kw"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // bulkDoc is the answer of POST /v1/keywords as encoding/json sees it.
@@ -18,10 +22,10 @@ type bulkDoc struct {
 	Country string `json:"country"`
 	Updated string `json:"updated"`
 	Results []struct {
-		Query  string      `json:"query"`
-		Status int         `json:"status"`
-		Record *keywordDoc `json:"record"`
-		Error  *problemDoc `json:"error"`
+		Query  string                `json:"query"`
+		Status int                   `json:"status"`
+		Record *servetest.KeywordDoc `json:"record"`
+		Error  *web.ProblemDoc       `json:"error"`
 	} `json:"results"`
 }
 
@@ -84,9 +88,9 @@ func TestBulk(t *testing.T) {
 		{name: "invalid key", body: `{"keywords":["running shoes"]}`, wantStatus: 401, wantCode: CodeInvalidKey,
 			setup: func(ds *demoServer) { ds.access.err = ErrInvalidKey }},
 		{name: "no index", body: `{"keywords":["running shoes"]}`, wantStatus: 503, wantCode: CodeIndexUnavailable,
-			setup: func(ds *demoServer) { ds.index.ok = false }, wantAdmits: "[]"},
+			setup: func(ds *demoServer) { ds.index.OK = false }, wantAdmits: "[]"},
 		{name: "lookup failure is per keyword and not counted", body: `{"keywords":["running shoes","trail running shoes"]}`,
-			setup:      func(ds *demoServer) { ds.index.err = errors.New("disk on fire") },
+			setup:      func(ds *demoServer) { ds.index.Err = errors.New("disk on fire") },
 			wantStatus: 200, wantStatuses: "[500,500]", wantAdmits: "[2]", wantCommitted: "[0]"},
 	}
 	for _, tt := range tests {
@@ -151,10 +155,10 @@ func TestBulk(t *testing.T) {
 func TestBulkResultsInRequestOrder(t *testing.T) {
 	ds := newDemoServer(t)
 	var kws []string
-	for _, r := range demoRelated {
+	for _, r := range servetest.DemoRelated {
 		kws = append(kws, strings.ToUpper(r.Keyword))
 	}
-	body, _ := json.Marshal(bulkRequest{Keywords: kws})
+	body, _ := json.Marshal(api.BulkRequest{Keywords: kws})
 	w := post(t, ds, "/v1/keywords", string(body), nil)
 	var doc bulkDoc
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
@@ -164,8 +168,8 @@ func TestBulkResultsInRequestOrder(t *testing.T) {
 		t.Fatalf("%d results for %d keywords", len(doc.Results), len(kws))
 	}
 	for i, r := range doc.Results {
-		if r.Query != kws[i] || r.Record == nil || r.Record.Keyword != demoRelated[i].Keyword || kw.Deref(r.Record.Volume) != *demoRelated[i].Volume {
-			t.Errorf("result %d = %+v, want %s", i, r, demoRelated[i].Keyword)
+		if r.Query != kws[i] || r.Record == nil || r.Record.Keyword != servetest.DemoRelated[i].Keyword || kw.Deref(r.Record.Volume) != *servetest.DemoRelated[i].Volume {
+			t.Errorf("result %d = %+v, want %s", i, r, servetest.DemoRelated[i].Keyword)
 		}
 	}
 	// A record inside a bulk answer is the single lookup's document.
@@ -191,7 +195,7 @@ func FuzzBulkBody(f *testing.F) {
 		f.Add(seed)
 	}
 	ds := newDemoServer(f)
-	ds.Server.log = slog.New(slog.DiscardHandler)
+	ds.Server.Log = slog.New(slog.DiscardHandler)
 	f.Fuzz(func(t *testing.T, body string) {
 		ds.access.mu.Lock()
 		ds.access.admits, ds.access.committed = ds.access.admits[:0], ds.access.committed[:0]

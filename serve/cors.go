@@ -39,7 +39,6 @@ var (
 	corsAnyOrigin   = []string{"*"}
 	corsExposeValue = []string{corsExposeHeaders}
 	nosniffValue    = []string{"nosniff"}
-	contentTypeJSON = []string{"application/json"}
 )
 
 // setCORS marks an answer of a shared route as readable by any origin. It

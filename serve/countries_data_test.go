@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
 )
 
 // TestCountryWithoutData: a supported country the served index holds no
@@ -73,7 +74,7 @@ func TestCountryWithoutData(t *testing.T) {
 func TestCountriesWithDataFirst(t *testing.T) {
 	ds := newDemoServer(t)
 	w := do(t, ds, "GET", "/v1/countries", nil)
-	var doc countriesJSON
+	var doc api.CountriesJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +107,8 @@ func TestCountriesWithDataFirst(t *testing.T) {
 // links that could 404.
 func TestHomeExamplesFromIndex(t *testing.T) {
 	ds := newDemoServer(t)
-	ds.index.info.Examples = map[string][]string{"US": {"running shoes", "running shoe"}, "DE": {"laufschuhe"}}
-	ds.index.add(kw.Entry{Keyword: "laufschuhe", Country: "DE", Volume: kw.Ptr[int64](74000), Intent: "laufschuhe"})
+	ds.index.IndexInfo.Examples = map[string][]string{"US": {"running shoes", "running shoe"}, "DE": {"laufschuhe"}}
+	ds.index.Add(kw.Entry{Keyword: "laufschuhe", Country: "DE", Volume: kw.Ptr[int64](74000), Intent: "laufschuhe"})
 	body := do(t, ds, "GET", "/", nil).Body.String()
 	block := regexp.MustCompile(`(?s)<div class="examples">(.*?)</div>`).FindStringSubmatch(body)
 	if block == nil {

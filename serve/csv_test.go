@@ -13,33 +13,8 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
-
-func TestWantsCSV(t *testing.T) {
-	for _, tt := range []struct {
-		target string
-		accept []string
-		want   bool
-	}{
-		{"/v1/intent?q=a", nil, false},
-		{"/v1/intent?q=a", []string{"text/csv"}, true},
-		{"/v1/intent?q=a", []string{"application/json"}, false},
-		{"/v1/intent?q=a", []string{"*/*"}, false},
-		{"/v1/intent?q=a", []string{"text/csv, application/json;q=0.5"}, true},
-		{"/v1/intent?q=a", []string{"application/json, text/csv;q=0.5"}, false},
-		{"/v1/intent?q=a", []string{"text/csv;q=0"}, false},
-		{"/v1/intent?q=a", []string{"text/html", "text/csv; charset=utf-8"}, true},
-		{"/v1/intent?q=a&format=csv", nil, true},
-		{"/v1/intent?q=a&format=json", []string{"text/csv"}, true},
-		{"/v1/intent?q=format%3Dcsv", nil, false},
-	} {
-		r := httptest.NewRequest("GET", tt.target, nil)
-		r.Header["Accept"] = tt.accept
-		if got := wantsCSV(r); got != tt.want {
-			t.Errorf("wantsCSV(%s, Accept %q) = %v, want %v", tt.target, tt.accept, got, tt.want)
-		}
-	}
-}
 
 // readCSV parses an RFC 4180 answer strictly: every row as wide as the
 // header, CRLF line ends.
@@ -127,22 +102,6 @@ func TestIntentAndKeywordCSV(t *testing.T) {
 	}
 }
 
-// FuzzWantsCSV: any Accept field and query string decide without panic,
-// and format=csv always wins.
-func FuzzWantsCSV(f *testing.F) {
-	f.Add("text/csv;q=0.9, application/json;q=0.8", "q=a")
-	f.Add(";;;q=,text/csv;q=abc", "format=csv")
-	f.Fuzz(func(t *testing.T, accept, query string) {
-		r := httptest.NewRequest("GET", "/v1/intent", nil)
-		r.URL.RawQuery = query
-		r.Header.Set("Accept", accept)
-		got := wantsCSV(r)
-		if f, _, err := queryValue(query, "format"); err == nil && f == "csv" && !got {
-			t.Fatalf("format=csv in %q not honoured", query)
-		}
-	})
-}
-
 // TestCSVFormulaInjection: keywords come from ingested files, so a cell
 // may begin like a formula. Every CSV answer (bulk, keyword, intent group)
 // writes such a text cell behind an apostrophe, so that a spreadsheet
@@ -165,10 +124,10 @@ func TestCSVFormulaInjection(t *testing.T) {
 		// The intent and the volume range come from the file too; tab and
 		// carriage return are the other beginnings a spreadsheet reads as
 		// a formula.
-		ts.index.add(kw.Entry{Keyword: k, Country: "US", Volume: i64(10), Intent: k, VolumeRange: "\t=1+1",
-			YoYChange: f64(-50), ThreeMonthChange: f64(-12.5)})
+		ts.index.Add(kw.Entry{Keyword: k, Country: "US", Volume: servetest.I64(10), Intent: k, VolumeRange: "\t=1+1",
+			YoYChange: servetest.F64(-50), ThreeMonthChange: servetest.F64(-12.5)})
 	}
-	ts.index.add(kw.Entry{Keyword: "carriage", Country: "US", Volume: i64(10), Intent: "carriage", VolumeRange: "\r=1+1"})
+	ts.index.Add(kw.Entry{Keyword: "carriage", Country: "US", Volume: servetest.I64(10), Intent: "carriage", VolumeRange: "\r=1+1"})
 	keywords = append(keywords, "carriage")
 
 	body, _ := json.Marshal(map[string]any{"country": "us", "keywords": append(slices.Clone(hostile), "carriage")})
@@ -211,28 +170,6 @@ func TestCSVFormulaInjection(t *testing.T) {
 				rows[4][2] != "'-1 squared" || rows[1][5] != "'\t=1+1" || rows[1][8] != "-50" || !strings.HasPrefix(rows[5][5], "'") {
 				t.Errorf("bulk CSV %q", rows)
 			}
-		}
-	}
-}
-
-// TestCSVText: the rule of a text cell, alone.
-func TestCSVText(t *testing.T) {
-	for in, want := range map[string]string{
-		"":              "",
-		"running shoes": "running shoes",
-		"=1+1":          "'=1+1",
-		"+1":            "'+1",
-		"-1 squared":    "'-1 squared",
-		"@sum(a1)":      "'@sum(a1)",
-		"\t=1":          "'\t=1",
-		"\r=1":          "'\r=1",
-		"a=1":           "a=1",
-		"'quoted":       "'quoted",
-		"1K – 10K":      "1K – 10K",
-		" =not first":   " =not first",
-	} {
-		if got := csvText(in); got != want {
-			t.Errorf("csvText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 // damagedIndex is the fixture with some keywords unreadable, the way the
 // index answers when a table under the served build is damaged.
 type damagedIndex struct {
-	*fakeIndex
+	*servetest.Index
 	mu  sync.Mutex
 	bad map[string]bool // keywords whose lookup meets the damage
 	why string          // Info's Damaged while bad is not empty
@@ -29,11 +30,11 @@ func (d *damagedIndex) Lookup(ctx context.Context, country, keyword string) (kw.
 	if bad {
 		return kw.Entry{}, fmt.Errorf("cannot read %s %q from index build b1: %w: pebble: checksum mismatch", country, keyword, kw.ErrIndexDamaged)
 	}
-	return d.fakeIndex.Lookup(ctx, country, keyword)
+	return d.Index.Lookup(ctx, country, keyword)
 }
 
 func (d *damagedIndex) Info() (kw.IndexInfo, bool) {
-	info, ok := d.fakeIndex.Info()
+	info, ok := d.Index.Info()
 	d.mu.Lock()
 	if len(d.bad) > 0 {
 		info.Damaged = d.why
@@ -57,7 +58,7 @@ func (d *damagedIndex) repair() {
 func TestDamagedIndex(t *testing.T) {
 	log := &syncBuffer{}
 	access := &fakeAccess{}
-	idx := &damagedIndex{fakeIndex: newFakeIndex(t), bad: map[string]bool{"running shoes": true, "laufschuhe": true},
+	idx := &damagedIndex{Index: servetest.NewIndex(t), bad: map[string]bool{"running shoes": true, "laufschuhe": true},
 		why: "table 20261122T030000Z/db/000004.sst is damaged: checksum mismatch"}
 	s := New(Options{
 		Index:  idx,

@@ -1,20 +1,33 @@
-// Package serve owns kwdata's HTTP interface (docs/API.md is its
-// reference): routing, the
-// JSON answers of GET /v1/keyword, POST /v1/keywords and GET /v1/countries,
-// sign-up by email, key rotation and billing (POST /v1/register,
-// /v1/register/verify, /v1/keys/rotate, /v1/billing/*), the HTML pages
-// (/, /keyword, /register, /account), the agent interfaces
-// (/v1/openapi.json, /llms.txt, the MCP endpoint POST /mcp), CORS for
-// /v1/*, RFC 9457 problem documents, health and readiness probes,
-// Prometheus metrics, the client address behind trusted proxies, and a
-// graceful listener loop.
+// Package serve owns kwdata's HTTP server (docs/API.md is its
+// reference): New builds the one router that mounts every room, the
+// middleware around each request (CORS for /v1/*, private caching,
+// metrics, the access log, panics turned into 500s), the one adapter that
+// renders handler errors as RFC 9457 problem documents and logs their
+// cause, health and readiness probes, GET /metrics and
+// GET /problems/{code}, and the graceful listener loop (Serve).
 //
-// serve reads keyword data only through kw.Index, so this package never
-// imports Parquet, Arrow, Pebble, index or lake (deps_test.go enforces
-// it); the kwdata binary, which wires every stage, links them all. Access
-// tiers plug in through the Access interface (serve/access implements it
-// with Pebble for its counters) without changing any handler, and
-// accounts, mail and payments through Registrar, Mailer and Billing.
+// Each audience has a room of its own, none importing another
+// (deps_test.go enforces it):
+//
+//   - serve/api: programs, the /v1 JSON and CSV API, sign-up, keys and
+//     billing by JSON;
+//   - serve/pages: people, the HTML pages, suggest.js and llms.txt;
+//   - serve/agent: AI agents, the MCP endpoint POST /mcp;
+//   - serve/accounts: people, the sign-up and account pages;
+//   - serve/oauth: agents, the authorization server.
+//
+// What they share lives below them in serve/web: the problem codes and
+// the one mapping of error kinds to statuses, body reading, the Access
+// contract, keyword input, record encoding, the page layout, and web.Core,
+// the index and access tiers behind every lookup. serve re-exports the
+// names its callers have always used (names.go).
+//
+// serve reads keyword data only through kw.Index, so neither it nor a
+// room imports Parquet, Arrow, Pebble, index or lake; the kwdata binary,
+// which wires every stage, links them all. Access tiers plug in through
+// the Access interface (serve/access implements it with Pebble or Redis
+// for its counters) without changing any handler, and accounts, mail and
+// payments through Registrar, Mailer and Billing.
 //
 // Decisions of the API's shape:
 //

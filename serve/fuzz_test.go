@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // FuzzKeywordQuery sends arbitrary q and country values, both properly
@@ -25,8 +27,8 @@ func FuzzKeywordQuery(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	ts := newTestServer(f)
-	ts.index.panicOn = ""
-	ts.Server.log = slog.New(slog.DiscardHandler) // millions of access-log lines help nobody
+	ts.index.PanicOn = ""
+	ts.Server.Log = slog.New(slog.DiscardHandler) // millions of access-log lines help nobody
 	f.Fuzz(func(t *testing.T, q, country string) {
 		for _, raw := range []string{
 			"q=" + url.QueryEscape(q) + "&country=" + url.QueryEscape(country),
@@ -42,7 +44,7 @@ func FuzzKeywordQuery(f *testing.F) {
 			}
 			switch w.Code {
 			case http.StatusOK:
-				var doc keywordDoc
+				var doc servetest.KeywordDoc
 				if err := json.Unmarshal(body, &doc); err != nil {
 					t.Fatal(err)
 				}
@@ -52,10 +54,10 @@ func FuzzKeywordQuery(f *testing.F) {
 				}
 			case http.StatusBadRequest, http.StatusNotFound:
 				values, _ := url.ParseQuery(raw)
-				if n, err := kw.NormalizeKeyword(values.Get("q")); w.Code == http.StatusNotFound && err == nil && unindexable(n) {
+				if n, err := kw.NormalizeKeyword(values.Get("q")); w.Code == http.StatusNotFound && err == nil && web.Unindexable(n) {
 					t.Fatalf("%q: looked up a keyword no index can hold", raw)
 				}
-				var p problemDoc
+				var p web.ProblemDoc
 				if err := json.Unmarshal(body, &p); err != nil || p.Status != w.Code || p.Code == "" {
 					t.Fatalf("%q: bad problem %s (%v)", raw, body, err)
 				}

@@ -23,7 +23,7 @@ func TestHeadCountsLikeGet(t *testing.T) {
 	if body := w.Body.String(); !strings.Contains(body, `"competition":0.5,`) {
 		t.Errorf("competition 0.50 not sent as 0.5: %s", body)
 	}
-	ts.index.add(kwEntryWithCents(ts.index.entries[[2]string{"US", "trail shoes"}], 2_000_000))
+	ts.index.Add(kwEntryWithCents(ts.index.Entries[[2]string{"US", "trail shoes"}], 2_000_000))
 	if body := do(t, ts, "GET", "/v1/keyword?q=trail+shoes", nil).Body.String(); !strings.Contains(body, `"cpc":2,`) {
 		t.Errorf("cpc 2.00 not sent as 2: %s", body)
 	}

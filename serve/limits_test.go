@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/api"
 )
 
 // TestOversizedRequests: a URL past MaxHeaderBytes is refused by net/http
@@ -45,7 +47,7 @@ func TestOversizedRequests(t *testing.T) {
 		t.Errorf("100 KB URL: %d, want 431", resp.StatusCode)
 	}
 
-	body := `{"keywords": ["` + strings.Repeat("a", maxBulkBody) + `"]}`
+	body := `{"keywords": ["` + strings.Repeat("a", api.MaxBulkBody) + `"]}`
 	resp, err = http.Post("http://"+addr+"/v1/keywords", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // DefaultAddr is where kwdata serve and kwdata demo listen unless told
@@ -18,7 +20,7 @@ const DefaultAddr = "127.0.0.1:8080"
 // limits are tight; they bound what a slow or idle client can hold.
 const (
 	ReadHeaderTimeout = 5 * time.Second
-	ReadTimeout       = 15 * time.Second
+	ReadTimeout       = web.ReadTimeout
 	WriteTimeout      = 30 * time.Second
 	IdleTimeout       = 120 * time.Second
 	MaxHeaderBytes    = 64 << 10

@@ -92,7 +92,7 @@ func BenchmarkMCPFlood(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			s := newMaxServer(b)
 			if bc.unbounded {
-				s.mcp.slots = make(chan struct{}, 1<<16)
+				s.agent.SetSlots(1 << 16)
 			}
 			hs := httptest.NewServer(s)
 			defer hs.Close()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/agent"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 // maxKeyword returns the i-th keyword of the largest kind an index can
@@ -24,19 +25,19 @@ func maxKeyword(i int) string {
 // newMaxIndex is an index of 100 US keywords whose records are as large as
 // the API's limits let a record be: every text 80 characters of the costliest
 // escaping, 12 months, 10 related keywords, volumes of 19 digits.
-func newMaxIndex(tb testing.TB) *fakeIndex {
+func newMaxIndex(tb testing.TB) *servetest.Index {
 	tb.Helper()
-	f := newFakeIndex(tb)
-	f.panicOn = ""
+	f := servetest.NewIndex(tb)
+	f.PanicOn = ""
 	for i := range MaxBulkKeywords {
 		rel := make([]kw.RelatedKeyword, 10)
 		for j := range rel {
-			rel[j] = kw.RelatedKeyword{Keyword: maxKeyword(1000 + j), Volume: i64(1e18), CPCMicros: i64(1e15), Overlap: 20, SameIntent: true}
+			rel[j] = kw.RelatedKeyword{Keyword: maxKeyword(1000 + j), Volume: servetest.I64(1e18), CPCMicros: servetest.I64(1e15), Overlap: 20, SameIntent: true}
 		}
-		trend := months(tb, "2026-10", 12, 1e18)
-		f.add(kw.Entry{
-			Keyword: maxKeyword(i), Country: "US", Volume: i64(1e18), VolumeRange: strings.Repeat("<", 32),
-			CPCMicros: i64(1e15), Competition: f64(0.99), Intent: maxKeyword(2000 + i), Trend: trend, Related: rel,
+		trend := servetest.Months(tb, "2026-10", 12, 1e18)
+		f.Add(kw.Entry{
+			Keyword: maxKeyword(i), Country: "US", Volume: servetest.I64(1e18), VolumeRange: strings.Repeat("<", 32),
+			CPCMicros: servetest.I64(1e15), Competition: servetest.F64(0.99), Intent: maxKeyword(2000 + i), Trend: trend, Related: rel,
 		})
 	}
 	return f
@@ -44,7 +45,7 @@ func newMaxIndex(tb testing.TB) *fakeIndex {
 
 // costlyBodies are the POST /mcp bodies that cause the largest answers:
 // the bulk tool over the largest records, the bulk tool echoing keywords
-// it refuses, and errors that quote the request, each within maxMCPBody
+// it refuses, and errors that quote the request, each within agent.MaxMCPBody
 // and made of the character whose escaping grows most (< becomes \u003c in
 // JSON, \\u003c once more in the text content).
 func costlyBodies(tb testing.TB) map[string]string {
@@ -67,21 +68,21 @@ func costlyBodies(tb testing.TB) map[string]string {
 	for i := range long {
 		long[i] = "@" // replaced by padding below
 	}
-	room := maxMCPBody - len(call("keyword_lookup_bulk", map[string]any{"keywords": long})) - 64
+	room := agent.MaxMCPBody - len(call("keyword_lookup_bulk", map[string]any{"keywords": long})) - 64
 	longBody := strings.ReplaceAll(call("keyword_lookup_bulk", map[string]any{"keywords": long}), `"@"`, `"`+fill(room/MaxBulkKeywords)+`"`)
-	oneBody := strings.Replace(call("keyword_lookup_bulk", map[string]any{"keywords": []string{"@"}}), `"@"`, `"`+fill(maxMCPBody-200)+`"`, 1)
+	oneBody := strings.Replace(call("keyword_lookup_bulk", map[string]any{"keywords": []string{"@"}}), `"@"`, `"`+fill(agent.MaxMCPBody-200)+`"`, 1)
 	return map[string]string{
 		"tools/list":                     `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		"initialize":                     `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
 		"bulk of the largest records":    strings.ReplaceAll(call("keyword_lookup_bulk", map[string]any{"keywords": found}), `\u003c`, "<"),
 		"bulk echoing 100 long keywords": longBody,
 		"bulk echoing one long keyword":  oneBody,
-		"params the SDK cannot decode":   `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["` + fill(maxMCPBody-100) + `"]}`,
-		"unknown tool of 64 KiB":         `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + fill(maxMCPBody-100) + `"}}`,
-		"unknown argument of 64 KiB":     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"` + fill(maxMCPBody-120) + `":1}}}`,
-		"unknown method of 64 KiB":       `{"jsonrpc":"2.0","id":1,"method":"` + fill(maxMCPBody-100) + `"}`,
-		"keyword of 64 KiB":              `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"keyword":"` + fill(maxMCPBody-120) + `"}}}`,
-		"string id of 64 KiB":            `{"jsonrpc":"2.0","id":"` + fill(maxMCPBody-100) + `","method":"ping"}`,
+		"params the SDK cannot decode":   `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["` + fill(agent.MaxMCPBody-100) + `"]}`,
+		"unknown tool of 64 KiB":         `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + fill(agent.MaxMCPBody-100) + `"}}`,
+		"unknown argument of 64 KiB":     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"` + fill(agent.MaxMCPBody-120) + `":1}}}`,
+		"unknown method of 64 KiB":       `{"jsonrpc":"2.0","id":1,"method":"` + fill(agent.MaxMCPBody-100) + `"}`,
+		"keyword of 64 KiB":              `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"keyword":"` + fill(agent.MaxMCPBody-120) + `"}}}`,
+		"string id of 64 KiB":            `{"jsonrpc":"2.0","id":"` + fill(agent.MaxMCPBody-100) + `","method":"ping"}`,
 	}
 }
 
@@ -95,7 +96,7 @@ func TestMCPAnswerBound(t *testing.T) {
 	ds.Server = New(Options{Index: ds.index, Access: ds.access, Logger: slog.New(slog.DiscardHandler)})
 	largest, largestName := 0, ""
 	for name, body := range costlyBodies(t) {
-		if len(body) > maxMCPBody {
+		if len(body) > agent.MaxMCPBody {
 			t.Fatalf("%s: body of %d bytes is over the limit; the case is wrong", name, len(body))
 		}
 		w := mcpPost(t, ds, body, nil)
@@ -135,24 +136,10 @@ func TestMCPAnswerBound(t *testing.T) {
 	t.Logf("largest answer: %s, %d bytes; bound %d", largestName, largest, MaxMCPAnswer)
 }
 
-// TestMCPAnswerCap: an answer beyond MaxMCPAnswer is never sent, even if
-// the SDK wrote one.
-func TestMCPAnswerCap(t *testing.T) {
-	a := &mcpAnswer{header: http.Header{}}
-	chunk := make([]byte, 1<<20)
-	var err error
-	for i := 0; i < MaxMCPAnswer/len(chunk)+1 && err == nil; i++ {
-		_, err = a.Write(chunk)
-	}
-	if err == nil || !a.over || a.body.Len() > MaxMCPAnswer {
-		t.Errorf("after %d bytes: err %v, over %v", a.body.Len(), err, a.over)
-	}
-}
-
 // blockingIndex holds every lookup until release is closed, and counts
 // how many wait at once.
 type blockingIndex struct {
-	*fakeIndex
+	*servetest.Index
 	release           chan struct{}
 	inFlight, maxSeen atomic.Int64
 }
@@ -167,16 +154,16 @@ func (b *blockingIndex) Lookup(ctx context.Context, country, keyword string) (kw
 		}
 	}
 	<-b.release
-	return b.fakeIndex.Lookup(ctx, country, keyword)
+	return b.Index.Lookup(ctx, country, keyword)
 }
 
 // TestMCPConcurrencyBound: however many POSTs arrive at once, at most
 // cap(slots) are inside the SDK; the rest wait their turn and are then
 // answered.
 func TestMCPConcurrencyBound(t *testing.T) {
-	idx := &blockingIndex{fakeIndex: newDemoIndex(t), release: make(chan struct{})}
+	idx := &blockingIndex{Index: servetest.NewDemoIndex(t), release: make(chan struct{})}
 	s := New(Options{Index: idx, Logger: slog.New(slog.DiscardHandler)})
-	slots := cap(s.mcp.slots)
+	slots := s.agent.Slots()
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_lookup","arguments":{"keyword":"running shoes"}}}`
 	var wg sync.WaitGroup
 	codes := make([]int, 3*slots)
@@ -186,7 +173,7 @@ func TestMCPConcurrencyBound(t *testing.T) {
 	// Once every slot is taken and every other request waits for one, no
 	// request can slip past the bound any more.
 	deadline := time.Now().Add(10 * time.Second)
-	for (idx.inFlight.Load() < int64(slots) || s.mcp.waiting.Load() < int64(len(codes)-slots)) && time.Now().Before(deadline) {
+	for (idx.inFlight.Load() < int64(slots) || s.agent.Waiting() < int64(len(codes)-slots)) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if got := idx.maxSeen.Load(); got != int64(slots) {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 func TestMCPOrigins(t *testing.T) {
@@ -65,7 +67,7 @@ func TestCanonicalOriginRefusesNonOrigins(t *testing.T) {
 			t.Error("New accepted an AllowedOrigins entry that is not an origin")
 		}
 	}()
-	New(Options{Index: newDemoIndex(t), AllowedOrigins: []string{"kwdata.example.com"}})
+	New(Options{Index: servetest.NewDemoIndex(t), AllowedOrigins: []string{"kwdata.example.com"}})
 }
 
 // mcpPostHost is mcpPost with the request's Host set to host.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/serve/agent"
+	"github.com/kwdata/kwdata/serve/web"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -246,7 +248,7 @@ func TestMCPNotFoundNamesKeyword(t *testing.T) {
 			t.Fatalf("%q: %v %+v", tt.keyword, err, out)
 		}
 		w := do(t, ds, "GET", "/v1/keyword?"+tt.query, nil)
-		var p problemDoc
+		var p web.ProblemDoc
 		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != 404 {
 			t.Fatalf("GET: %d %s", w.Code, w.Body)
 		}
@@ -409,7 +411,7 @@ func TestMCPRaw(t *testing.T) {
 		{name: "object id", body: `{"jsonrpc":"2.0","id":{},"method":"ping"}`, wantStatus: 400, problem: CodeInvalidBody},
 		{name: "unknown method", body: `{"jsonrpc":"2.0","id":7,"method":"nope/nope"}`, wantStatus: 400, problem: CodeInvalidBody, wantInBody: "nope/nope"},
 		{name: "initialize without params", body: `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, wantStatus: 400, problem: CodeInvalidBody},
-		{name: "huge body", body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", maxMCPBody) + `"}}`, wantStatus: 413, problem: CodeBodyTooLarge},
+		{name: "huge body", body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", agent.MaxMCPBody) + `"}}`, wantStatus: 413, problem: CodeBodyTooLarge},
 		{name: "form body", body: ping, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, wantStatus: 415, problem: CodeInvalidBody},
 		{name: "no Accept", body: ping, header: http.Header{"Accept": nil}, wantStatus: 200},
 		{name: "Accept without JSON", body: ping, header: http.Header{"Accept": {"text/html"}}, wantStatus: 400, problem: CodeInvalidBody},
@@ -438,8 +440,8 @@ func TestMCPRaw(t *testing.T) {
 			}, wantStatus: 401, problem: CodeInvalidKey},
 		{name: "no key is not checked", body: ping, setup: func(ds *demoServer) { ds.access.err = ErrInvalidKey }, wantStatus: 200},
 
-		{name: "no index", body: call, setup: func(ds *demoServer) { ds.index.ok = false }, wantStatus: 200, wantInBody: `"isError":true`},
-		{name: "internal failure", body: call, setup: func(ds *demoServer) { ds.index.err = errors.New("disk on fire") }, wantStatus: 200, wantCode: -32603},
+		{name: "no index", body: call, setup: func(ds *demoServer) { ds.index.OK = false }, wantStatus: 200, wantInBody: `"isError":true`},
+		{name: "internal failure", body: call, setup: func(ds *demoServer) { ds.index.Err = errors.New("disk on fire") }, wantStatus: 200, wantCode: -32603},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -557,7 +559,7 @@ func FuzzMCPRequest(f *testing.F) {
 		f.Add(seed)
 	}
 	ds := newDemoServer(f)
-	ds.Server.log = slog.New(slog.DiscardHandler)
+	ds.Server.Log = slog.New(slog.DiscardHandler)
 	f.Fuzz(func(t *testing.T, body string) {
 		w := mcpPost(t, ds, body, nil)
 		ct := w.Header().Get("Content-Type")
@@ -616,8 +618,8 @@ func TestMCPBrokenBody(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json")
 	w = httptest.NewRecorder()
 	ds.ServeHTTP(w, r)
-	if w.Code != statusClientClosed {
-		t.Errorf("client gone: status %d, want %d", w.Code, statusClientClosed)
+	if w.Code != web.StatusClientClosed {
+		t.Errorf("client gone: status %d, want %d", w.Code, web.StatusClientClosed)
 	}
 	if strings.Contains(ds.log.String(), "level=ERROR") {
 		t.Errorf("a broken body was logged as an error:\n%s", ds.log)

@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // metrics are the server's Prometheus metrics. Route labels are route
@@ -108,20 +107,7 @@ func newMetrics(reg *prometheus.Registry, idx kw.Index, now func() time.Time) *m
 
 // countDamage returns idx with every lookup that meets a damaged index
 // counted, whichever route (API, page, bulk, MCP) made it.
-func (m *metrics) countDamage(idx kw.Index) kw.Index { return damageCounter{idx, m.damaged} }
-
-type damageCounter struct {
-	kw.Index
-	n prometheus.Counter
-}
-
-func (d damageCounter) Lookup(ctx context.Context, country, keyword string) (kw.Entry, error) {
-	e, err := d.Index.Lookup(ctx, country, keyword)
-	if err != nil && errors.Is(err, kw.ErrIndexDamaged) {
-		d.n.Inc()
-	}
-	return e, err
-}
+func (m *metrics) countDamage(idx kw.Index) kw.Index { return web.CountDamage(idx, m.damaged) }
 
 // observe records one answered request.
 func (m *metrics) observe(route string, status int, d time.Duration) {

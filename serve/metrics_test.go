@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 func TestIndexInfoMetric(t *testing.T) {
-	idx := newFakeIndex(t)
+	idx := servetest.NewIndex(t)
 	reg := NewRegistry()
 	reg.MustRegister(IndexInfoCollector(idx, 3))
 	h := New(Options{Index: idx, Registry: reg})
@@ -33,18 +35,18 @@ func TestIndexInfoMetric(t *testing.T) {
 	}
 
 	// A swapped index shows at the next scrape, as one series.
-	idx.mu.Lock()
-	idx.info.Version, idx.info.DataDate = "20261123T030000Z", "2026-11-22"
-	idx.mu.Unlock()
+	idx.Mu.Lock()
+	idx.IndexInfo.Version, idx.IndexInfo.DataDate = "20261123T030000Z", "2026-11-22"
+	idx.Mu.Unlock()
 	body = scrape()
 	if !strings.Contains(body, `kwdata_index_info{build="20261123T030000Z",data_date="2026-11-22",format_version="3"} 1`) ||
 		strings.Count(body, "kwdata_index_info{") != 1 {
 		t.Errorf("after a swap, metrics have:\n%s", grepLines(body, "kwdata_index_info"))
 	}
 
-	idx.mu.Lock()
-	idx.ok = false
-	idx.mu.Unlock()
+	idx.Mu.Lock()
+	idx.OK = false
+	idx.Mu.Unlock()
 	if body = scrape(); strings.Contains(body, "kwdata_index_info{") {
 		t.Errorf("without an index, metrics have:\n%s", grepLines(body, "kwdata_index_info"))
 	}
@@ -107,7 +109,7 @@ func TestPipelineLastSuccess(t *testing.T) {
 	reg := NewRegistry()
 	reg.MustRegister(PipelineLastSuccess(func() (time.Time, error) { reads++; return result, readErr },
 		func() time.Time { return clock }, nil))
-	h := New(Options{Index: newFakeIndex(t), Registry: reg})
+	h := New(Options{Index: servetest.NewIndex(t), Registry: reg})
 	value := func() float64 {
 		t.Helper()
 		w := httptest.NewRecorder()

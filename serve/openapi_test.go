@@ -21,6 +21,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // exampleCase is one response example of openapi.json and the request that
@@ -45,7 +47,7 @@ func keywordsBody(n int) string {
 	for i := range kws {
 		kws[i] = fmt.Sprintf("keyword %d", i)
 	}
-	b, _ := json.Marshal(bulkRequest{Country: "us", Keywords: kws})
+	b, _ := json.Marshal(api.BulkRequest{Country: "us", Keywords: kws})
 	return string(b)
 }
 
@@ -67,10 +69,10 @@ var exampleCases = []exampleCase{
 			}}
 		}},
 	{loc: "#IndexUnavailable index_unavailable", method: "GET", target: "/v1/keyword?q=running+shoes",
-		setup: func(ds *demoServer) { ds.index.ok = false }},
+		setup: func(ds *demoServer) { ds.index.OK = false }},
 	{loc: "#IndexUnavailable index_damaged", method: "GET", target: "/v1/keyword?q=running+shoes",
 		setup: func(ds *demoServer) {
-			ds.index.err = fmt.Errorf("cannot read US %q from index build b: %w: checksum mismatch", "running shoes", kw.ErrIndexDamaged)
+			ds.index.Err = fmt.Errorf("cannot read US %q from index build b: %w: checksum mismatch", "running shoes", kw.ErrIndexDamaged)
 		}},
 	{loc: "#IndexUnavailable access_unavailable", method: "GET", target: "/v1/keyword?q=running+shoes",
 		setup: func(ds *demoServer) {
@@ -119,7 +121,7 @@ var exampleCases = []exampleCase{
 	{loc: "POST /v1/billing/checkout 401 invalid_key", method: "POST", target: "/v1/billing/checkout"},
 	{loc: "POST /v1/billing/checkout 501 billing_unavailable", method: "POST", target: "/v1/billing/checkout",
 		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}},
-		setup:  func(ds *demoServer) { ds.Server.billing = nil }},
+		setup:  func(ds *demoServer) { ds.Server.Billing = nil }},
 	{loc: "POST /v1/billing/portal 200 portal", method: "POST", target: "/v1/billing/portal",
 		header: http.Header{"Authorization": {"Bearer kw_live_7f3a7f3a7f3a7f3a7f3a7f3a7f3a7f3a"}}},
 	{loc: "POST /v1/billing/portal 409 no_subscription", method: "POST", target: "/v1/billing/portal",
@@ -151,7 +153,7 @@ func slug(loc string) string {
 func loadDoc(tb testing.TB) map[string]any {
 	tb.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+	if err := json.Unmarshal(web.OpenAPIDoc, &doc); err != nil {
 		tb.Fatalf("openapi.json is not JSON: %v", err)
 	}
 	return doc
@@ -336,7 +338,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	for _, c := range codes["enum"].([]any) {
 		enum = append(enum, c.(string))
 	}
-	for code := range problems {
+	for code := range web.Problems {
 		if !slices.Contains(enum, code) {
 			t.Errorf("problem code %s is missing from the Problem schema", code)
 		}
@@ -347,7 +349,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // with libopenapi-validator, then validates the live answer of every
 // example request against the document's schemas and headers.
 func TestOpenAPIValid(t *testing.T) {
-	doc, err := libopenapi.NewDocument(openAPIDoc)
+	doc, err := libopenapi.NewDocument(web.OpenAPIDoc)
 	if err != nil {
 		t.Fatalf("libopenapi cannot read openapi.json: %v", err)
 	}
@@ -442,7 +444,7 @@ func TestOpenAPIRateLimitHeaders(t *testing.T) {
 func TestOpenAPIHandler(t *testing.T) {
 	ds := newDemoServer(t)
 	w := do(t, ds, "GET", "/v1/openapi.json", http.Header{"Origin": {"https://agent.example"}})
-	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !bytes.Equal(w.Body.Bytes(), openAPIDoc) {
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !bytes.Equal(w.Body.Bytes(), web.OpenAPIDoc) {
 		t.Fatalf("status %d, Content-Type %q, %d bytes", w.Code, w.Header().Get("Content-Type"), w.Body.Len())
 	}
 	if w.Header().Get("Access-Control-Allow-Origin") != "*" {
@@ -454,7 +456,7 @@ func TestOpenAPIHandler(t *testing.T) {
 // is the KeywordRecord schema with its references resolved.
 func TestMCPOutputSchemaIsOpenAPISchema(t *testing.T) {
 	var s map[string]any
-	if err := json.Unmarshal(openAPISchema("KeywordRecord"), &s); err != nil {
+	if err := json.Unmarshal(web.OpenAPISchema("KeywordRecord"), &s); err != nil {
 		t.Fatal(err)
 	}
 	if s["type"] != "object" || strings.Contains(mustJSON(s), "$ref") {
@@ -465,7 +467,7 @@ func TestMCPOutputSchemaIsOpenAPISchema(t *testing.T) {
 		t.Errorf("related items were not inlined: %s", mustJSON(s))
 	}
 	var bulk map[string]any
-	if err := json.Unmarshal(openAPISchema("BulkResponse"), &bulk); err != nil || strings.Contains(mustJSON(bulk), "$ref") {
+	if err := json.Unmarshal(web.OpenAPISchema("BulkResponse"), &bulk); err != nil || strings.Contains(mustJSON(bulk), "$ref") {
 		t.Errorf("BulkResponse schema: %v %s", err, mustJSON(bulk))
 	}
 }
@@ -474,7 +476,7 @@ func TestMCPOutputSchemaIsOpenAPISchema(t *testing.T) {
 // not vacuous: a document without info, and an answer that breaks its
 // schema, are both refused.
 func TestOpenAPIValidatorCatchesMistakes(t *testing.T) {
-	broken := bytes.Replace(openAPIDoc, []byte(`"info": {`), []byte(`"infox": {`), 1)
+	broken := bytes.Replace(web.OpenAPIDoc, []byte(`"info": {`), []byte(`"infox": {`), 1)
 	doc, err := libopenapi.NewDocument(broken)
 	if err != nil {
 		t.Fatal(err)
@@ -483,7 +485,7 @@ func TestOpenAPIValidatorCatchesMistakes(t *testing.T) {
 		t.Error("a document without info passed validation")
 	}
 
-	doc, err = libopenapi.NewDocument(openAPIDoc)
+	doc, err = libopenapi.NewDocument(web.OpenAPIDoc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 // BenchmarkRouter compares the server's own router (an exact-path map, then
@@ -18,7 +20,7 @@ import (
 // a 404 for the unmatched path); the hand-written case the match, the
 // method's handler and a call of the no-op.
 func BenchmarkRouter(b *testing.B) {
-	s := New(Options{Index: newFakeIndex(b)})
+	s := New(Options{Index: servetest.NewIndex(b)})
 	noop := func(http.ResponseWriter, *http.Request) error { return nil }
 	mux := http.NewServeMux()
 	for path, rt := range s.routes {

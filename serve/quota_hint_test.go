@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // TestQuotaWording: a refusal is worded once, by the server, from the
@@ -43,7 +46,7 @@ func TestQuotaWording(t *testing.T) {
 			ds.access.err = tt.qe
 
 			w := do(t, ds, "GET", "/v1/keyword?q=running+shoes", nil)
-			var p problemDoc
+			var p web.ProblemDoc
 			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != 429 {
 				t.Fatalf("answer %d %s (%v)", w.Code, w.Body, err)
 			}
@@ -60,7 +63,7 @@ func TestQuotaWording(t *testing.T) {
 			}
 			// The same words, with the clock time of the reset added: the
 			// clock stands at 2026-11-22T04:30:00Z.
-			reset := testBuiltAt.Add(90*time.Minute + time.Duration(retrySeconds(tt.qe.RetryAfter))*time.Second).Format(time.RFC3339)
+			reset := servetest.BuiltAt.Add(90*time.Minute + time.Duration(web.RetrySeconds(tt.qe.RetryAfter))*time.Second).Format(time.RFC3339)
 			renews, _, _ := strings.Cut(tt.problem, ". ")
 			wantTool := strings.Replace(tt.problem, renews+".", renews+" (at "+reset+").", 1)
 			if text := resp.Result.Content[0].Text; text != wantTool {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 func TestRegister(t *testing.T) {
@@ -66,7 +68,7 @@ func TestRegister(t *testing.T) {
 			if tt.wantCode != "" {
 				checkProblem(t, w, tt.wantCode)
 			} else {
-				var resp codeSentResponse
+				var resp web.CodeSentResponse
 				if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Status != "code_sent" || resp.Email != "ada@example.com" || resp.ExpiresIn != 900 {
 					t.Errorf("answer %s (%v)", w.Body, err)
 				}
@@ -148,7 +150,7 @@ func TestRegisterVerify(t *testing.T) {
 				checkProblem(t, w, tt.wantCode)
 				return
 			}
-			var resp registerResponse
+			var resp web.RegisterResponse
 			if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || !regexp.MustCompile(`^kw_\w+$`).MatchString(resp.Key) || resp.Tier != "registered" {
 				t.Errorf("answer %s (%v)", w.Body, err)
 			}

@@ -16,6 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/accounts"
+	"github.com/kwdata/kwdata/serve/agent"
+	"github.com/kwdata/kwdata/serve/api"
+	"github.com/kwdata/kwdata/serve/pages"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // Options configures a Server. Zero fields take the documented defaults,
@@ -64,7 +69,7 @@ type Options struct {
 	// links are relative.
 	PublicURL string
 	// AnswerCacheBytes bounds the memory of ready GET /v1/keyword answers
-	// kept for the served build (see answerCache). Default:
+	// kept for the served build (see web.AnswerCache). Default:
 	// DefaultAnswerCacheBytes; negative turns the cache off.
 	AnswerCacheBytes int64
 }
@@ -98,24 +103,11 @@ func (o *Options) setDefaults() {
 
 // Server is kwdata's HTTP handler. It is safe for concurrent use.
 type Server struct {
-	index   kw.Index
-	log     *slog.Logger
-	now     func() time.Time
-	access  Access
-	trusted []netip.Prefix
+	*web.Core // what every room reads: the index, access, accounts, billing
+
 	metrics *metrics
-
-	registrar Registrar
-	mailer    Mailer
-	billing   Billing
-	origins   map[string]bool // CanonicalOrigin of Options.AllowedOrigins
-	mcp       *mcpEndpoint    // the SDK server behind POST /mcp
-	publicURL string          // Options.PublicURL without a trailing "/"
-
-	suggestLimit *rateLimiter // GET /v1/suggest, per client
-
-	answerLimit int64          // Options.AnswerCacheBytes
-	answerCache answerCachePtr // ready answers of the served build
+	origins map[string]bool // CanonicalOrigin of Options.AllowedOrigins
+	agent   *agent.Agent    // POST /mcp
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -125,7 +117,7 @@ type Server struct {
 
 // handlerFunc is a handler that returns its failure instead of writing it;
 // Server.ServeHTTP renders the failure as a problem document.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+type handlerFunc = web.HandlerFunc
 
 // route is one path and what it answers.
 type route struct {
@@ -148,21 +140,20 @@ func New(opt Options) *Server {
 	}
 	opt.setDefaults()
 	s := &Server{
-		index:   opt.Index,
-		log:     opt.Logger,
-		now:     opt.Now,
-		access:  opt.Access,
-		trusted: opt.TrustedProxies,
+		Core: &web.Core{
+			Index:     opt.Index,
+			Log:       opt.Logger,
+			Now:       opt.Now,
+			Access:    opt.Access,
+			Trusted:   opt.TrustedProxies,
+			Registrar: opt.Registrar,
+			Mailer:    opt.Mailer,
+			Billing:   opt.Billing,
+		},
 		routes:  map[string]*route{},
-
-		registrar: opt.Registrar,
-		mailer:    opt.Mailer,
-		billing:   opt.Billing,
-		origins:   map[string]bool{},
-
-		suggestLimit: newRateLimiter(SuggestRate, opt.Now),
-		answerLimit:  opt.AnswerCacheBytes,
+		origins: map[string]bool{},
 	}
+	s.SetAnswerCache(opt.AnswerCacheBytes)
 	for _, o := range opt.AllowedOrigins {
 		c, err := CanonicalOrigin(o)
 		if err != nil {
@@ -174,27 +165,18 @@ func New(opt Options) *Server {
 	if err != nil {
 		panic("serve: Options.PublicURL: " + err.Error())
 	}
-	s.publicURL = pub
-	s.metrics = newMetrics(opt.Registry, s.index, s.now)
-	s.index = s.metrics.countDamage(s.index)
-	s.mcp = s.newMCPEndpoint()
-	s.handle("GET /v1/keyword", private(s.handleKeyword))
-	s.handle("GET /v1/intent", private(s.handleIntent))
-	s.handle("GET /v1/suggest", s.handleSuggest)
-	s.handle("GET /v1/countries", s.handleCountries)
+	s.PublicURL = pub
+	s.metrics = newMetrics(opt.Registry, s.Index, s.Now)
+	s.Index = s.metrics.countDamage(s.Index)
+	s.agent = agent.New(s.Core, s.origins)
 	s.handle("GET /healthz", s.handleHealthz)
 	s.handle("GET /readyz", s.handleReadyz)
 	s.handle("GET /metrics", s.metrics.handle)
 	s.handle("GET /problems/{code}", s.handleProblem)
-	s.handle("POST /v1/keywords", private(s.handleBulk))
-	s.handleAccounts()
-	s.handle("GET /v1/openapi.json", s.handleOpenAPI)
-	s.handle("GET /llms.txt", s.handleLLMs)
-	s.handle("POST /mcp", private(s.handleMCP))
-	s.handle("GET /", s.handleHome)
-	s.handle("GET /keyword", s.handleKeywordPage)
-	s.handle("GET /intent", s.handleIntentPage)
-	s.handle("GET /suggest.js", s.handleSuggestScript)
+	s.mount(api.New(s.Core).Routes())
+	s.mount(accounts.New(s.Core).Routes())
+	s.mount(pages.New(s.Core).Routes())
+	s.mount(s.agent.Routes())
 	return s
 }
 
@@ -233,17 +215,22 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 	rt.cors = strings.Join(shared, ", ")
 }
 
-// cacheControlPrivate is the Cache-Control of every answer that is
-// counted or depends on the caller's key: a shared cache in front of the
-// server must neither answer it without counting nor hand it to another
-// caller. Public documents set their own public caching instead.
-var cacheControlPrivate = []string{"private, no-store"}
+// mount registers the routes of a room.
+func (s *Server) mount(routes []web.Route) {
+	for _, rt := range routes {
+		h := rt.Handler
+		if rt.Private {
+			h = private(h)
+		}
+		s.handle(rt.Pattern, h)
+	}
+}
 
 // private marks every answer of h, refusals included, as
-// cacheControlPrivate.
+// web.CacheControlPrivate.
 func private(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		w.Header()["Cache-Control"] = cacheControlPrivate
+		w.Header()["Cache-Control"] = web.CacheControlPrivate
 		return h(w, r)
 	}
 }
@@ -279,11 +266,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.finish(sw, r, label, start)
 				panic(p)
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelError, "handler panicked",
+			s.Log.LogAttrs(r.Context(), slog.LevelError, "handler panicked",
 				slog.String("route", label), slog.String("path", r.URL.Path),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 			if sw.status == 0 {
-				writeProblem(sw, HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
+				web.WriteProblem(sw, HTTPError{Status: http.StatusInternalServerError, Code: CodeInternal,
 					Msg: "The server failed to answer this request; retrying may help."})
 			}
 		}
@@ -314,7 +301,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if sw.status != 0 {
 			// The answer has begun; the failure can only be logged.
-			s.log.LogAttrs(r.Context(), slog.LevelWarn, "request failed after the answer began",
+			s.Log.LogAttrs(r.Context(), slog.LevelWarn, "request failed after the answer began",
 				slog.String("route", label), slog.Any("err", err))
 			return
 		}
@@ -346,22 +333,13 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, label string, start t
 	}
 	d := sinceEpoch() - start
 	s.metrics.observe(label, sw.status, d)
-	if s.log.Enabled(r.Context(), slog.LevelDebug) {
-		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+	if s.Log.Enabled(r.Context(), slog.LevelDebug) {
+		s.Log.LogAttrs(r.Context(), slog.LevelDebug, "request",
 			slog.String("method", r.Method), slog.String("route", label),
 			slog.String("uri", r.URL.RequestURI()), slog.Int("status", sw.status),
 			slog.Int64("bytes", sw.bytes), slog.Duration("duration", d),
-			slog.String("client", s.clientAddr(r).String()))
+			slog.String("client", s.ClientAddr(r).String()))
 	}
-}
-
-// clientAddr is the address a request comes from (see ClientAddr).
-func (s *Server) clientAddr(r *http.Request) netip.Addr {
-	var xff []string
-	if len(s.trusted) > 0 {
-		xff = r.Header.Values("X-Forwarded-For")
-	}
-	return ClientAddr(r.RemoteAddr, xff, s.trusted)
 }
 
 // statusWriters recycles the statusWriter of each request: one allocation
@@ -406,7 +384,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 // damaged (a load balancer then sends the lookups to a server that can
 // answer them all), or while Access is not.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
-	info, ok := s.index.Info()
+	info, ok := s.Index.Info()
 	if !ok {
 		return fmt.Errorf("cannot report ready: %w", kw.ErrNoIndex)
 	}
@@ -416,7 +394,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 			Err:    kw.ErrIndexDamaged,
 			Header: http.Header{"Retry-After": {"30"}}}
 	}
-	if rd, ok := s.access.(Readier); ok {
+	if rd, ok := s.Access.(Readier); ok {
 		if err := rd.Ready(); err != nil {
 			return fmt.Errorf("cannot report ready: %w: %w", ErrNotReady, err)
 		}
@@ -428,13 +406,13 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 // handleProblem describes a problem code: the target of every problem
 // document's "type".
 func (s *Server) handleProblem(w http.ResponseWriter, r *http.Request) error {
-	code := strings.TrimPrefix(r.URL.Path, problemTypePrefix)
-	info, ok := problems[code]
+	code := strings.TrimPrefix(r.URL.Path, web.ProblemTypePrefix)
+	info, ok := web.Problems[code]
 	if !ok {
 		return HTTPError{Status: http.StatusNotFound, Code: CodeNotFound,
 			Msg: fmt.Sprintf("There is no problem type %q.", code)}
 	}
-	writeText(w, http.StatusOK, info.title+"\n\n"+info.about+"\n")
+	writeText(w, http.StatusOK, info.Title+"\n\n"+info.About+"\n")
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/kw"
+	"github.com/kwdata/kwdata/serve/api"
+	"github.com/kwdata/kwdata/serve/internal/servetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -42,37 +44,6 @@ func golden(tb testing.TB, name string, got []byte) {
 	}
 }
 
-// keywordDoc is the GET /v1/keyword document as encoding/json sees it.
-type keywordDoc struct {
-	Keyword     string       `json:"keyword"`
-	Country     string       `json:"country"`
-	Volume      *int64       `json:"volume"`
-	VolumeRange string       `json:"volume_range,omitempty"`
-	CPC         *float64     `json:"cpc"`
-	Competition *float64     `json:"competition"`
-	YoY         *float64     `json:"yoy"`
-	YoYFromZero bool         `json:"yoy_from_zero,omitempty"`
-	ThreeMonth  *float64     `json:"three_month"`
-	TMFromZero  bool         `json:"three_month_from_zero,omitempty"`
-	Updated     string       `json:"updated"`
-	Intent      string       `json:"intent"`
-	Trend       []trendDoc   `json:"trend"`
-	Related     []relatedDoc `json:"related"`
-}
-
-type trendDoc struct {
-	Month  string `json:"month"`
-	Volume *int64 `json:"volume"`
-}
-
-type relatedDoc struct {
-	Keyword    string   `json:"keyword"`
-	Volume     *int64   `json:"volume"`
-	CPC        *float64 `json:"cpc"`
-	Overlap    string   `json:"overlap"`
-	SameIntent bool     `json:"same_intent"`
-}
-
 func TestKeywordHandler(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -81,23 +52,23 @@ func TestKeywordHandler(t *testing.T) {
 		wantStatus int
 		wantCode   string // problem code; empty for a 200
 		golden     string // file under testdata/golden; empty for none
-		check      func(t *testing.T, doc keywordDoc)
+		check      func(t *testing.T, doc servetest.KeywordDoc)
 	}{
 		{name: "found", target: "/v1/keyword?q=running+shoes&country=us", wantStatus: 200, golden: "keyword_running_shoes.json",
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if d.Keyword != "running shoes" || d.Country != "US" || kw.Deref(d.Volume) != 301000 || d.Updated != "2026-11-21" {
 					t.Errorf("got %+v", d)
 				}
 			}},
 		{name: "normalized", target: "/v1/keyword?q=" + "%20%20Running%20%20%20SHOES%20", wantStatus: 200,
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if d.Keyword != "running shoes" {
 					t.Errorf("keyword = %q, want running shoes", d.Keyword)
 				}
 			}},
 		{name: "fullwidth NFKC", target: "/v1/keyword?q=%EF%BC%B2unning+shoes", wantStatus: 200},
 		{name: "country default us", target: "/v1/keyword?q=running+shoes", wantStatus: 200,
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if d.Country != "US" {
 					t.Errorf("country = %q, want US", d.Country)
 				}
@@ -105,7 +76,7 @@ func TestKeywordHandler(t *testing.T) {
 		{name: "country empty means default", target: "/v1/keyword?q=running+shoes&country=", wantStatus: 200},
 		{name: "country upper case", target: "/v1/keyword?q=laufschuhe&country=DE", wantStatus: 200},
 		{name: "country mixed case", target: "/v1/keyword?country=dE&q=laufschuhe", wantStatus: 200,
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if d.Country != "DE" || kw.Deref(d.Volume) != 74000 {
 					t.Errorf("got %+v", d)
 				}
@@ -113,31 +84,31 @@ func TestKeywordHandler(t *testing.T) {
 		{name: "escaped parameter name", target: "/v1/keyword?%71=laufschuhe&country=de", wantStatus: 200},
 		{name: "first q wins", target: "/v1/keyword?q=laufschuhe&q=nothing&country=de", wantStatus: 200},
 		{name: "cpc rounds down below half", target: "/v1/keyword?q=running+shoes", wantStatus: 200,
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if kw.Deref(d.CPC) != 1.23 || kw.Deref(d.Competition) != 0.87 {
 					t.Errorf("cpc %v competition %v, want 1.23 0.87", kw.Deref(d.CPC), kw.Deref(d.Competition))
 				}
 			}},
 		{name: "cpc rounds half up", target: "/v1/keyword?q=trail+shoes", wantStatus: 200, golden: "keyword_trail_shoes.json",
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if kw.Deref(d.CPC) != 1.24 || kw.Deref(d.Competition) != 0.5 {
 					t.Errorf("cpc %v competition %v, want 1.24 0.5", kw.Deref(d.CPC), kw.Deref(d.Competition))
 				}
 			}},
 		{name: "cpc zero", target: "/v1/keyword?q=free+shoes", wantStatus: 200, golden: "keyword_free_shoes.json",
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if d.CPC == nil || *d.CPC != 0 || d.Competition == nil || *d.Competition != 0 || len(d.Trend) != 0 || len(d.Related) != 0 || d.VolumeRange != "" {
 					t.Errorf("got %+v", d)
 				}
 			}},
 		{name: "cpc one cent and volume range", target: "/v1/keyword?q=cheap+shoes", wantStatus: 200, golden: "keyword_cheap_shoes.json",
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if kw.Deref(d.CPC) != 0.01 || kw.Deref(d.Competition) != 0.29 || d.VolumeRange != "1K – 10K" {
 					t.Errorf("got %+v", d)
 				}
 			}},
 		{name: "trend sorted and trimmed", target: "/v1/keyword?q=shoe+sizes", wantStatus: 200, golden: "keyword_shoe_sizes.json",
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if len(d.Trend) != 12 || d.Trend[0].Month != "2024-12" || d.Trend[11].Month != "2025-11" {
 					t.Errorf("trend = %+v", d.Trend)
 				}
@@ -146,7 +117,7 @@ func TestKeywordHandler(t *testing.T) {
 				}
 			}},
 		{name: "no values", target: "/v1/keyword?q=airgun", wantStatus: 200, golden: "keyword_airgun.json",
-			check: func(t *testing.T, d keywordDoc) {
+			check: func(t *testing.T, d servetest.KeywordDoc) {
 				if d.Volume != nil || d.CPC != nil || d.Competition != nil {
 					t.Errorf("volume %v cpc %v competition %v, want null for each", d.Volume, d.CPC, d.Competition)
 				}
@@ -205,7 +176,7 @@ func TestKeywordHandler(t *testing.T) {
 				if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 					t.Errorf("Content-Type %q", ct)
 				}
-				var doc keywordDoc
+				var doc servetest.KeywordDoc
 				if err := json.Unmarshal(body, &doc); err != nil {
 					t.Fatal(err)
 				}
@@ -252,11 +223,11 @@ func urlEscape(s string) string {
 func TestKeywordRelatedAndTrend(t *testing.T) {
 	ts := newTestServer(t)
 	w := do(t, ts, "GET", "/v1/keyword?q=running+shoes", nil)
-	var doc keywordDoc
+	var doc servetest.KeywordDoc
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	full := ts.index.entries[[2]string{"US", "running shoes"}]
+	full := ts.index.Entries[[2]string{"US", "running shoes"}]
 	if len(doc.Related) != 10 {
 		t.Fatalf("%d related, want 10", len(doc.Related))
 	}
@@ -290,10 +261,10 @@ func TestKeywordRelatedAndTrend(t *testing.T) {
 func TestIndexUnavailable(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		setup func(f *fakeIndex)
+		setup func(f *servetest.Index)
 	}{
-		{"no index loaded", func(f *fakeIndex) { f.ok = false }},
-		{"index lost between Info and Lookup", func(f *fakeIndex) { f.err = fmt.Errorf("cannot read: %w", kw.ErrNoIndex) }},
+		{"no index loaded", func(f *servetest.Index) { f.OK = false }},
+		{"index lost between Info and Lookup", func(f *servetest.Index) { f.Err = fmt.Errorf("cannot read: %w", kw.ErrNoIndex) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t)
@@ -318,7 +289,7 @@ func TestIndexUnavailable(t *testing.T) {
 
 func TestLookupFailureIs500(t *testing.T) {
 	ts := newTestServer(t)
-	ts.index.err = errors.New("disk on fire")
+	ts.index.Err = errors.New("disk on fire")
 	w := do(t, ts, "GET", "/v1/keyword?q=running+shoes", nil)
 	if w.Code != 500 {
 		t.Fatalf("status %d, want 500", w.Code)
@@ -421,28 +392,28 @@ func TestCountries(t *testing.T) {
 		t.Fatalf("status %d, Content-Type %q", w.Code, w.Header().Get("Content-Type"))
 	}
 	golden(t, "countries.json", w.Body.Bytes())
-	var doc countriesJSON
+	var doc api.CountriesJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc.Updated != "2026-11-21" || len(doc.Countries) != len(kw.Countries()) || len(doc.Countries) < 55 {
 		t.Fatalf("updated %q, %d countries", doc.Updated, len(doc.Countries))
 	}
-	byCode := map[string]countryJSON{}
+	byCode := map[string]api.CountryJSON{}
 	for _, c := range doc.Countries {
 		byCode[c.Code] = c
 	}
-	for code, want := range map[string]countryJSON{
-		"US": {"US", "United States", "en", 2840, 7},
-		"DE": {"DE", "Germany", "de", 2276, 1},
-		"GB": {"GB", "United Kingdom", "en", 2826, 0},
+	for code, want := range map[string]api.CountryJSON{
+		"US": {Code: "US", Name: "United States", Language: "en", GeoTarget: 2840, Keywords: 7},
+		"DE": {Code: "DE", Name: "Germany", Language: "de", GeoTarget: 2276, Keywords: 1},
+		"GB": {Code: "GB", Name: "United Kingdom", Language: "en", GeoTarget: 2826, Keywords: 0},
 	} {
 		if byCode[code] != want {
 			t.Errorf("%s = %+v, want %+v", code, byCode[code], want)
 		}
 	}
 
-	ts.index.ok = false
+	ts.index.OK = false
 	w = do(t, ts, "GET", "/v1/countries", nil)
 	if w.Code != 200 || strings.Contains(w.Body.String(), "updated") || strings.Contains(w.Body.String(), `"keywords":6`) {
 		t.Errorf("without an index: status %d body %.200s", w.Code, w.Body)
@@ -464,7 +435,7 @@ func TestProbes(t *testing.T) {
 		{"/problems/missing_q", true, 200, "Missing keyword\n\nThe q parameter is absent or empty. Pass the keyword to look up, e.g. /v1/keyword?q=running+shoes.\n"},
 		{"/problems/nonsense", true, 404, ""},
 	} {
-		ts.index.ok = tt.ready
+		ts.index.OK = tt.ready
 		w := do(t, ts, "GET", tt.target, nil)
 		if w.Code != tt.status {
 			t.Errorf("%s ready=%v: status %d, want %d", tt.target, tt.ready, w.Code, tt.status)
@@ -522,7 +493,7 @@ func TestMetrics(t *testing.T) {
 		t.Error("a raw path became a label")
 	}
 
-	ts.index.ok = false
+	ts.index.OK = false
 	body = do(t, ts, "GET", "/metrics", nil).Body.String()
 	for _, want := range []string{"kwdata_index_ready 0\n", "kwdata_index_build_age_seconds 0\n", "kwdata_index_data_date_seconds 0\n"} {
 		if !strings.Contains(body, want) {

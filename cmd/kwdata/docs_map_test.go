@@ -136,7 +136,7 @@ func TestDocsCiteNothingOutside(t *testing.T) {
 	}
 }
 
-// openAPIDoc is the part of serve/openapi.json the docs tests read.
+// openAPIDoc is the part of serve/web/openapi.json the docs tests read.
 type openAPIDoc struct {
 	Info struct {
 		Description string `json:"description"`
@@ -151,7 +151,7 @@ type openAPIDoc struct {
 func readOpenAPI(tb testing.TB) openAPIDoc {
 	tb.Helper()
 	var doc openAPIDoc
-	if err := json.Unmarshal([]byte(readDoc(tb, "serve/openapi.json")), &doc); err != nil {
+	if err := json.Unmarshal([]byte(readDoc(tb, "serve/web/openapi.json")), &doc); err != nil {
 		tb.Fatal(err)
 	}
 	if len(doc.Paths) < 10 {
@@ -242,7 +242,7 @@ func TestDocsCountsAgree(t *testing.T) {
 	if day == nil || month == nil {
 		t.Fatalf("docs/API.md's Limits section states no daily or monthly allowance:\n%s", api)
 	}
-	for name, text := range map[string]string{"serve/openapi.json": readOpenAPI(t).Info.Description, "serve/llms.txt": readDoc(t, "serve/llms.txt")} {
+	for name, text := range map[string]string{"serve/web/openapi.json": readOpenAPI(t).Info.Description, "serve/pages/llms.txt": readDoc(t, "serve/pages/llms.txt")} {
 		if d := dailyRef.FindStringSubmatch(text); d == nil || d[1] != day[1] {
 			t.Errorf("%s gives the anonymous allowance as %v, docs/API.md as %s a day", name, d, day[1])
 		}
@@ -268,7 +268,7 @@ func TestDocsCountsAgree(t *testing.T) {
 	}
 	llms, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for name, text := range map[string]string{"served /llms.txt": string(llms), "serve/openapi.json": readDoc(t, "serve/openapi.json"), "docs/API.md": readDoc(t, "docs/API.md"), "README.md": readDoc(t, "README.md")} {
+	for name, text := range map[string]string{"served /llms.txt": string(llms), "serve/web/openapi.json": readDoc(t, "serve/web/openapi.json"), "docs/API.md": readDoc(t, "docs/API.md"), "README.md": readDoc(t, "README.md")} {
 		for _, m := range countRef.FindAllStringSubmatch(text, -1) {
 			t.Errorf("%s claims %q; the server serves %d supported countries, and the served build's are listed by GET /v1/countries", name, m[0], len(countries.Countries))
 		}

@@ -189,7 +189,7 @@ func TestDocsProblemCodes(t *testing.T) {
 			} `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal([]byte(readDoc(t, "serve/openapi.json")), &doc); err != nil {
+	if err := json.Unmarshal([]byte(readDoc(t, "serve/web/openapi.json")), &doc); err != nil {
 		t.Fatal(err)
 	}
 	codes := doc.Components.Schemas.Problem.Properties.Code.Enum

@@ -1,0 +1,45 @@
+// Package agent is the room of kwdata's server for AI agents: the MCP
+// endpoint (POST /mcp), built on the official Go SDK, with its tools
+// (keyword_lookup, keyword_lookup_bulk, intent_group and sign-up by
+// email), the Origin rule that guards it against DNS rebinding, and the
+// bounds on what one request may cost. Tools count lookups through the
+// same web.Core as the JSON API and return the very documents it returns.
+//
+// agent knows nothing of routes other than its own, of the pages or of
+// the JSON API's handlers; the router in serve mounts it and renders its
+// errors.
+package agent
+
+import (
+	"github.com/kwdata/kwdata/serve/web"
+)
+
+// Agent answers POST /mcp. It is safe for concurrent use.
+type Agent struct {
+	*web.Core
+	origins map[string]bool // web.CanonicalOrigin of the allowed web origins
+	mcp     *mcpEndpoint    // the SDK server behind POST /mcp
+}
+
+// New returns the MCP room over core. Pages of the origins (each already
+// web.CanonicalOrigin) may call it besides pages on a loopback host.
+func New(core *web.Core, origins map[string]bool) *Agent {
+	s := &Agent{Core: core, origins: origins}
+	s.mcp = s.newMCPEndpoint()
+	return s
+}
+
+// Routes lists the route of the MCP endpoint.
+func (s *Agent) Routes() []web.Route {
+	return []web.Route{{Pattern: "POST /mcp", Handler: s.handleMCP, Private: true}}
+}
+
+// Slots is how many POST /mcp requests may be inside the SDK at once.
+func (s *Agent) Slots() int { return cap(s.mcp.slots) }
+
+// Waiting is how many POST /mcp requests wait for a slot; tests poll it.
+func (s *Agent) Waiting() int64 { return s.mcp.waiting.Load() }
+
+// SetSlots changes Slots; benchmarks use it to measure the server
+// without the bound. Call it before serving.
+func (s *Agent) SetSlots(n int) { s.mcp.slots = make(chan struct{}, n) }

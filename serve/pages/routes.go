@@ -1,0 +1,22 @@
+package pages
+
+import "github.com/kwdata/kwdata/serve/web"
+
+// Pages answers the HTML pages. It is safe for concurrent use.
+type Pages struct {
+	*web.Core
+}
+
+// New returns the pages room over core.
+func New(core *web.Core) *Pages { return &Pages{Core: core} }
+
+// Routes lists the routes of the pages.
+func (s *Pages) Routes() []web.Route {
+	return []web.Route{
+		{Pattern: "GET /llms.txt", Handler: s.handleLLMs},
+		{Pattern: "GET /", Handler: s.handleHome},
+		{Pattern: "GET /keyword", Handler: s.handleKeywordPage},
+		{Pattern: "GET /intent", Handler: s.handleIntentPage},
+		{Pattern: "GET /suggest.js", Handler: s.handleSuggestScript},
+	}
+}
