@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -317,12 +318,10 @@ func TestStoreDamageWakesWatcher(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the watcher did not reopen the damaged build within a minute")
 	}
-	for i := 0; i < 10_000; i++ {
-		if info, ok := s.Info(); ok && info.Damaged == "" {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testservers.WaitFor(t, 10*time.Second, "the build to be served undamaged", func() bool {
+		info, ok := s.Info()
+		return ok && info.Damaged == ""
+	})
 	if info, ok := s.Info(); !ok || info.Version != id || info.Damaged != "" {
 		t.Fatalf("Info = %+v, %v; want build %s served again undamaged", info, ok, id)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -62,13 +63,10 @@ func TestStorePollsPointer(t *testing.T) {
 	simpleLake(t, data, "2026-11-21", "us", 10, 42)
 	m := buildIndex(t, data, "2026-11-21")
 	// Bounded wait for the poller; no timing is asserted.
-	for i := 0; i < 2000; i++ {
-		if info, ok := s.Info(); ok && info.Version == m.BuildID {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("the store never picked up the published build")
+	testservers.WaitFor(t, 10*time.Second, "the store to pick up the published build", func() bool {
+		info, ok := s.Info()
+		return ok && info.Version == m.BuildID
+	})
 }
 
 func TestStoreClose(t *testing.T) {

@@ -63,6 +63,15 @@ type Options struct {
 	// read at once, so the two stages' calls interleave. Calls come from
 	// the reading goroutines, one at a time. Default: none.
 	Progress func(stage string, done, total int64)
+	// WriteProgress, when set, is called as the partitions are sorted and
+	// written: with the records (planner rows and SERP lines) merged into
+	// the lake so far, duplicates included, and the records to merge.
+	// Calls begin once every input file is read, after the last call of
+	// Progress, so total never changes; the keywords partition may be
+	// written while the SERPs are still read, and the first call then
+	// counts what it wrote meanwhile. The last call has done == total.
+	// Calls come one at a time. Default: none.
+	WriteProgress func(done, total int64)
 
 	// spillBytes bounds the SERPs and the keyword records held in memory
 	// before they are sorted to disk, divided between them by
@@ -173,6 +182,12 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	prog, err := newRunProgress(opt.Progress, opt.PlannerCSV, opt.SERPJSONL)
 	if err != nil {
 		return rep, err
+	}
+	prog.writeFn = opt.WriteProgress
+	for _, files := range [][]string{opt.PlannerCSV, opt.SERPJSONL} {
+		if len(files) > 0 {
+			prog.reading++
+		}
 	}
 
 	// The first error is the run's, and stops the other goroutine, whose
@@ -319,6 +334,8 @@ func ingestSERPs(ctx context.Context, opt Options, serps *SERPWriter, rep *Repor
 	if err := ctx.Err(); err != nil {
 		return WriteResult{}, nil, err
 	}
+	prog.toWrite(serps.added)
+	serps.rows.fn = prog.wrote
 	res, w, err := serps.write(ctx)
 	if err != nil {
 		return WriteResult{}, nil, err
@@ -381,6 +398,8 @@ func ingestKeywords(ctx context.Context, opt Options, budget int, keys *keySet, 
 	if err != nil {
 		return WriteResult{}, nil, err
 	}
+	prog.toWrite(keywords.added)
+	keywords.rows.fn = prog.wrote
 	return keywords.write(ctx)
 }
 
@@ -470,10 +489,15 @@ func inputSize(names []string) (int64, error) {
 // runProgress adds up the bytes read of every input file of a run, read
 // by one goroutine a stage, and passes the sums on to Options.Progress,
 // one call at a time, so that a caller shows one bar for the whole run.
+// It does the same for the records the two writers merge, passed on to
+// Options.WriteProgress.
 type runProgress struct {
-	mu          sync.Mutex
-	fn          func(stage string, done, total int64)
-	done, total int64
+	mu            sync.Mutex
+	fn            func(stage string, done, total int64)
+	done, total   int64
+	writeFn       func(done, total int64)
+	reading       int // writers whose files are not all read yet
+	wdone, wtotal int64
 }
 
 func newRunProgress(fn func(string, int64, int64), planner, serps []string) (*runProgress, error) {
@@ -497,6 +521,60 @@ func (p *runProgress) add(stage string, n int64) {
 	defer p.mu.Unlock()
 	p.done += n
 	p.fn(stage, p.done, max(p.total, p.done))
+}
+
+// toWrite counts n more records to merge: those of a writer whose files
+// are read. Once every writer's are, it reports what was merged so far.
+func (p *runProgress) toWrite(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wtotal += n
+	p.reading--
+	if p.reading == 0 && p.wdone > 0 && p.writeFn != nil {
+		p.writeFn(p.wdone, max(p.wtotal, p.wdone))
+	}
+}
+
+// wrote counts n more records merged and reports the sums, once every
+// writer's files are read.
+func (p *runProgress) wrote(n int64) {
+	if p.writeFn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wdone += n
+	if p.reading == 0 {
+		p.writeFn(p.wdone, max(p.wtotal, p.wdone))
+	}
+}
+
+// rowCounter counts the records a writer merges and passes them on to fn
+// every progressRows of them, and the rest at flush: a call a record
+// would cost a lock a record.
+type rowCounter struct {
+	fn      func(n int64) // nil: count nothing
+	pending int64
+}
+
+const progressRows = 4 << 10
+
+func (c *rowCounter) add(n int) {
+	if c.fn == nil {
+		return
+	}
+	c.pending += int64(n)
+	if c.pending >= progressRows {
+		c.fn(c.pending)
+		c.pending = 0
+	}
+}
+
+func (c *rowCounter) flush() {
+	if c.fn != nil && c.pending > 0 {
+		c.fn(c.pending)
+		c.pending = 0
+	}
 }
 
 // progressReader stops reading once ctx is done and reports bytes read,

@@ -26,6 +26,8 @@ type keywordWriter struct {
 	sorter              *recordSorter
 	drops               map[int]map[string]bool
 	keys                *keySet // when set, gets every keyword written
+	added               int64   // records added
+	rows                rowCounter
 	buf                 []byte
 	err                 error
 }
@@ -50,6 +52,7 @@ func (w *keywordWriter) add(rec *kw.KeywordRecord, src int) error {
 	if w.err == nil {
 		w.buf = appendKeywordRecord(w.buf[:0], rec, src)
 		w.err = w.sorter.add([]byte(rec.Keyword), w.buf)
+		w.added++
 	}
 	return w.err
 }
@@ -116,6 +119,7 @@ func (w *keywordWriter) write(ctx context.Context) (WriteResult, *lake.Writer[kw
 		}
 		res.Keywords++
 		res.Duplicates += len(payloads) - 1
+		w.rows.add(len(payloads))
 		if w.keys != nil {
 			w.keys.add(key)
 		}
@@ -131,6 +135,9 @@ func (w *keywordWriter) write(ctx context.Context) (WriteResult, *lake.Writer[kw
 		err = bw.send(batch)
 	}
 	err = errors.Join(err, bw.close())
+	if err == nil {
+		w.rows.flush()
+	}
 	if err != nil {
 		lw.Abort()
 		return res, nil, err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -397,5 +398,45 @@ func TestSpillBudgets(t *testing.T) {
 		if total := cmp.Or(tt.total, DefaultSpillBytes); tt.planner && tt.serps && s+k > max(total, 2) {
 			t.Errorf("spillBudgets(%d): %d + %d is more than the budget", tt.total, s, k)
 		}
+	}
+}
+
+// TestRunWriteProgress: WriteProgress sees every record merged into the
+// lake, planner rows and SERPs, duplicates included, in memory or
+// spilled; total is every record from the first call, done never goes
+// back, it moves more than once while the partitions are written, and
+// the last call has done == total.
+func TestRunWriteProgress(t *testing.T) {
+	planner, serps := sampleFiles(t, 4000)
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.csv", planner)
+	b := writeFile(t, dir, "b.csv", planner)
+	s := writeFile(t, dir, "serps.jsonl", serps)
+	for _, budget := range []int{0, 600_000} {
+		t.Run(fmt.Sprint("budget ", budget), func(t *testing.T) {
+			type call struct{ done, total int64 }
+			var calls []call
+			rep, err := Run(context.Background(), Options{Data: t.TempDir(), Date: "2026-03-01", Country: "us",
+				PlannerCSV: []string{a, b}, SERPJSONL: []string{s, s}, spillBytes: budget,
+				WriteProgress: func(done, total int64) { calls = append(calls, call{done, total}) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			records := int64(rep.Keywords + rep.Duplicates + rep.SERPs + rep.SERPDuplicates)
+			if rep.Duplicates == 0 || rep.SERPDuplicates == 0 || records < 2*progressRows {
+				t.Fatalf("report %+v: the input proves nothing", rep)
+			}
+			if len(calls) < 3 {
+				t.Fatalf("WriteProgress called %d times for %d records, want it to move while they are written: %v", len(calls), records, calls)
+			}
+			for i, c := range calls {
+				if c.done > c.total || c.total != records || (i > 0 && c.done < calls[i-1].done) {
+					t.Fatalf("call %d: %d of %d after %v", i, c.done, c.total, calls[:i])
+				}
+			}
+			if last := calls[len(calls)-1]; last.done != records || last.total != records {
+				t.Errorf("last call %d of %d, want %d of %d: every record merged", last.done, last.total, records, records)
+			}
+		})
 	}
 }

@@ -43,6 +43,8 @@ type SERPWriter struct {
 	buf                 []byte
 	err                 error   // the first spill error; Add and Commit return it
 	keys                *keySet // when set, gets every keyword written with rows
+	added               int64   // SERPs added
+	rows                rowCounter
 }
 
 // NewSERPWriter starts a serps partition of country and date under data.
@@ -72,6 +74,7 @@ func (w *SERPWriter) Add(s SERP) error {
 func (w *SERPWriter) addEncoded(keyword, rows []byte) error {
 	if w.err == nil {
 		w.err = w.sorter.add(keyword, rows)
+		w.added++
 	}
 	return w.err
 }
@@ -237,6 +240,7 @@ func (w *SERPWriter) write(ctx context.Context) (WriteResult, *lake.SERPWriter, 
 		}
 		res.Keywords++
 		res.Duplicates += len(payloads) - 1
+		w.rows.add(len(payloads))
 		win := payloads[0]
 		for _, p := range payloads[1:] {
 			if serpRowCount(p) > 0 || serpRowCount(win) == 0 {
@@ -273,6 +277,7 @@ func (w *SERPWriter) write(ctx context.Context) (WriteResult, *lake.SERPWriter, 
 	if err := lw.Finish(); err != nil {
 		return res, nil, fmt.Errorf("cannot write SERPs of %s: %w", w.country, err)
 	}
+	w.rows.flush()
 	return res, lw, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 )
 
 // TestDemoExamplesAnswer runs the demo on a small sample and follows every
@@ -52,17 +54,14 @@ func TestDemoExamplesAnswer(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(out.String(), "Press Ctrl-C") {
+	testservers.WaitFor(t, 2*time.Minute, "the demo to start serving", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("demo stopped: %v", err)
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the demo did not start serving within 2 minutes")
-		}
-	}
+		return strings.Contains(out.String(), "Press Ctrl-C")
+	})
 	printed := regexp.MustCompile(`(?m)^  (http://\S+)$`).FindAllStringSubmatch(out.String(), -1)
 	if len(printed) < 2 {
 		t.Fatalf("the demo printed no URLs to open:\n%s", out.String())

@@ -350,6 +350,7 @@ func TestAnalystsRecipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	m, _, _ := testMain(t)
 	go func() {
@@ -357,26 +358,19 @@ func TestAnalystsRecipes(t *testing.T) {
 			countries: sample.DefaultCountries(), serve: serveConfig{listener: ln}})
 	}()
 	ready := "http://" + ln.Addr().String() + "/readyz"
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		resp, err := http.Get(ready)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	testservers.WaitFor(t, 10*time.Minute, "the demo to be ready", func() bool {
 		select {
 		case err := <-done:
-			cancel()
 			t.Fatalf("the demo stopped before serving: %v", err)
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatal("the demo was not ready within 10 minutes")
+		resp, err := http.Get(ready)
+		if err != nil {
+			return false
 		}
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("demo: %v", err)

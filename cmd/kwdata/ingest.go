@@ -83,12 +83,25 @@ func (m *Main) ingestFiles(ctx context.Context, opt ingest.Options) error {
 		return err
 	}
 	defer release()
-	update, finish := m.progress("ingest "+opt.Country, unitBytes)
-	defer finish()
+	// Two bars, one after the other: the files read, in MB, then the
+	// records sorted and written, which for a large country takes longer.
+	read, readDone := m.progress("ingest "+opt.Country+": read", unitBytes)
+	write, writeDone := m.progress("ingest "+opt.Country+": sort and write", "rows")
+	defer readDone()
+	defer writeDone()
 	opt.Logger = m.Logger
-	opt.Progress = func(_ string, done, total int64) { update(done, total) }
+	opt.Progress = func(_ string, done, total int64) { read(done, total) }
+	var writing bool // ingest calls one callback at a time
+	opt.WriteProgress = func(done, total int64) {
+		if !writing {
+			readDone()
+			writing = true
+		}
+		write(done, total)
+	}
 	rep, err := ingest.Run(ctx, opt)
-	finish()
+	readDone()
+	writeDone()
 	printBadRows(m.Stderr, rep)
 	if err != nil {
 		return fmt.Errorf("cannot ingest %s: %w", strings.ToUpper(opt.Country), err)

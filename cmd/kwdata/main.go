@@ -148,7 +148,7 @@ func NewMain() *Main {
 	var logTo io.Writer = os.Stderr
 	var tty *barTerminal
 	if term.IsTerminal(int(os.Stderr.Fd())) {
-		tty = &barTerminal{out: os.Stderr}
+		tty = &barTerminal{out: os.Stderr, every: barEvery}
 		logTo = tty
 	}
 	return &Main{

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 )
 
 // smallDemo runs the demo on data with a tiny sample until it serves, then
@@ -35,15 +37,24 @@ func smallDemo(tb testing.TB, data string) (stderr string, err error) {
 			serve: serveConfig{addr: ln.Addr().String(), listener: ln},
 		})
 	}()
-	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(out.String(), "Press Ctrl-C"); {
+	var stopped error
+	ended := false
+	defer func() {
+		if tb.Failed() {
+			tb.Logf("the demo's log:\n%s", errb.String())
+		}
+	}()
+	testservers.WaitFor(tb, 3*time.Minute, "the demo to serve", func() bool {
 		select {
-		case err := <-done:
-			return errb.String(), err
-		case <-time.After(50 * time.Millisecond):
+		case stopped = <-done:
+			ended = true
+			return true
+		default:
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the demo did not serve within 3 minutes:\n%s", errb.String())
-		}
+		return strings.Contains(out.String(), "Press Ctrl-C")
+	})
+	if ended {
+		return errb.String(), stopped
 	}
 	cancel()
 	return errb.String(), <-done

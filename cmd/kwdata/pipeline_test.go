@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/pipelines"
 )
@@ -94,13 +96,9 @@ func updatedOf(tb testing.TB, base, key, keyword string) string {
 // waitUpdated polls the server until it answers from the build of date.
 func waitUpdated(tb testing.TB, base, key, keyword, date string) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for got := updatedOf(tb, base, key, keyword); got != date; got = updatedOf(tb, base, key, keyword) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("the server still answers from %s, want %s", got, date)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testservers.WaitFor(tb, 30*time.Second, "the server to answer from "+date, func() bool {
+		return updatedOf(tb, base, key, keyword) == date
+	})
 }
 
 // TestRunConfigPublishesAndSurvivesFailure runs the whole pipeline from
@@ -233,13 +231,10 @@ func TestRunConfigPublishesAndSurvivesFailure(t *testing.T) {
 	// the history of the data folder it serves, read again at most every
 	// 30 seconds of scrapes (the waits above scraped it).
 	want := float64(runs[5].End.UnixNano()) / 1e9
-	deadline := time.Now().Add(45 * time.Second)
-	for got := lastSuccessMetric(t, base); got < want-0.001 || got > want+0.001; got = lastSuccessMetric(t, base) {
-		if time.Now().After(deadline) {
-			t.Fatalf("kwdata_pipeline_last_success_timestamp_seconds = %f, want the end of the last ok run, %f", got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testservers.WaitFor(t, 45*time.Second, fmt.Sprintf("kwdata_pipeline_last_success_timestamp_seconds to be the end of the last ok run, %f", want), func() bool {
+		got := lastSuccessMetric(t, base)
+		return got >= want-0.001 && got <= want+0.001
+	})
 }
 
 // lastSuccessMetric scrapes the server's kwdata_pipeline_last_success_timestamp_seconds.
@@ -295,8 +290,7 @@ func TestScheduleConfig(t *testing.T) {
 
 	// runs are the scheduled runs that ended.
 	var runs []pipelines.RunRecord
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testservers.WaitFor(t, 60*time.Second, "two scheduled runs to finish", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("schedule returned early: %v\nstderr: %s", err, errb)
@@ -312,14 +306,8 @@ func TestScheduleConfig(t *testing.T) {
 				runs = append(runs, r)
 			}
 		}
-		if len(runs) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d scheduled runs finished within 60s, want 2", len(runs))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(runs) >= 2
+	})
 	cancel()
 	stopped := time.Now()
 	select {
@@ -387,8 +375,8 @@ func TestScheduleDayByDay(t *testing.T) {
 	// waitRun waits for a finished scheduled run of date and returns it.
 	waitRun := func(date string) pipelines.RunRecord {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		var run pipelines.RunRecord
+		testservers.WaitFor(t, 20*time.Second, "a scheduled run of "+date+" to finish", func() bool {
 			select {
 			case err := <-done:
 				t.Fatalf("schedule returned early: %v\nstderr: %s", err, errb)
@@ -400,14 +388,13 @@ func TestScheduleDayByDay(t *testing.T) {
 			}
 			for _, r := range runs {
 				if r.Date == date && (r.Status == pipelines.StatusOK || r.Status == pipelines.StatusFailed) {
-					return r
+					run = r
+					return true
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no scheduled run of %s finished within 20s", date)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return false
+		})
+		return run
 	}
 	// dataDate reads the data date of a build from its manifest.
 	dataDate := func(build string) string {
@@ -500,11 +487,7 @@ func checksOf(tb testing.TB, base string) int64 {
 // CURRENT.
 func waitChecks(tb testing.TB, base string, n int64) {
 	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for checksOf(tb, base) < n {
-		if time.Now().After(deadline) {
-			tb.Fatalf("the server's index poller did not reach %d checks in a minute", n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testservers.WaitFor(tb, time.Minute, fmt.Sprintf("%d checks of the server's index poller", n), func() bool {
+		return checksOf(tb, base) >= n
+	})
 }

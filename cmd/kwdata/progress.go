@@ -13,14 +13,19 @@ import (
 // kB, MB and MB/s.
 const unitBytes = "bytes"
 
+// barEvery is how often a bar on a terminal is redrawn at most: often
+// enough to be seen moving, seldom enough to cost nothing.
+const barEvery = 100 * time.Millisecond
+
 // barTerminal is a terminal that shows at most one progress bar, on its
 // last line, below the log. NewMain makes one when stderr is a terminal,
 // and the logger writes through it: a log line clears the bar, prints,
 // and the bar is drawn again below it.
 type barTerminal struct {
-	mu  sync.Mutex
-	out io.Writer
-	bar *progressbar.ProgressBar // on screen; nil when none is
+	mu    sync.Mutex
+	out   io.Writer
+	every time.Duration            // redraw at most this often (0: at every update, as tests want)
+	bar   *progressbar.ProgressBar // on screen; nil when none is
 }
 
 // Write prints log lines above the bar.
@@ -51,7 +56,7 @@ func (m *Main) progress(label, unit string) (update func(done, total int64), fin
 				opts := []progressbar.Option{progressbar.OptionSetWriter(t.out),
 					progressbar.OptionSetDescription(label), progressbar.OptionShowCount(),
 					progressbar.OptionSetPredictTime(true),
-					progressbar.OptionThrottle(100 * time.Millisecond), progressbar.OptionClearOnFinish()}
+					progressbar.OptionThrottle(t.every), progressbar.OptionClearOnFinish()}
 				switch unit {
 				case unitBytes:
 					// MB/s; the bar would add a count of "iterations"

@@ -239,17 +239,17 @@ func (env *tiersEnv) createRedisKey(tb testing.TB, rd *testservers.Redis, args .
 // waitReadyz waits up to 10 s for GET /readyz to answer status.
 func waitReadyz(tb testing.TB, s *tiersServer, status int) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var last string
+	defer func() {
+		if tb.Failed() {
+			tb.Logf("GET /readyz last answered %s", last)
+		}
+	}()
+	testservers.WaitFor(tb, 10*time.Second, fmt.Sprintf("GET /readyz to answer %d", status), func() bool {
 		r, err := s.send(s.client, "GET", "/readyz", "")
-		if err == nil && r.status == status {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("GET /readyz did not answer %d within 10s (last %d %q, %v)", status, r.status, r.code, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		last = fmt.Sprintf("%d %q (%v)", r.status, r.code, err)
+		return err == nil && r.status == status
+	})
 }
 
 // testRedisSignupAndBilling: two servers on one Redis, with mail through

@@ -297,20 +297,16 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 	// and is not anonymous.
 	env.cli(t, "keys", "revoke", "--data", data, id)
 	revoked := time.Now()
-	deadline := revoked.Add(5 * time.Second)
-	for {
+	testservers.WaitFor(t, 5*time.Second, "the revoked key to be refused after `kwdata keys revoke`", func() bool {
 		r := s.lookup(t, env.keywords[0], "Authorization", "Bearer "+key)
 		if r.status == 401 {
 			tiersWantStatus(t, r, 401, "invalid_key")
-			t.Logf("revocation took effect after %s", time.Since(revoked).Round(time.Millisecond))
-			break
+			return true
 		}
 		tiersWantStatus(t, r, 200, "")
-		if time.Now().After(deadline) {
-			t.Fatalf("revoked key still answered %s after `kwdata keys revoke`", time.Since(revoked).Round(time.Millisecond))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	t.Logf("revocation took effect after %s", time.Since(revoked).Round(time.Millisecond))
 	tiersWantStatus(t, s.lookup(t, env.keywords[0], "X-API-Key", key), 401, "invalid_key")
 	tiersWantLimit(t, s.lookup(t, env.keywords[0]), tiersDaily, 18, tiersMidnight(env.now()))
 	if out, _ := env.cli(t, "keys", "list", "--data", data); !regexp.MustCompile(`(?m)^` + id + `\s.*revoked`).MatchString(out) {
@@ -465,21 +461,20 @@ func (env *tiersEnv) testCrashRestart(t *testing.T) {
 	// disk from failing the test. (`kwdata keys list` shows live counts
 	// while the server runs, so it cannot tell.)
 	flushed := time.Now()
-	deadline := flushed.Add(15 * time.Second)
-	for {
+	var usage []byte
+	defer func() {
+		if t.Failed() {
+			t.Logf("usage.json holds:\n%s", usage)
+		}
+	}()
+	testservers.WaitFor(t, 15*time.Second, fmt.Sprintf("a flush of the first %d lookups to usage.json", before), func() bool {
 		var snap struct {
 			Keys map[string]struct{ Lookups int } `json:"keys"`
 		}
-		b, _ := os.ReadFile(filepath.Join(data, "access", "usage.json"))
-		if json.Unmarshal(b, &snap) == nil && snap.Keys[id].Lookups == before {
-			t.Logf("the first %d lookups were flushed within %s", before, time.Since(flushed).Round(time.Millisecond))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no flush within 15s; usage.json holds:\n%s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		usage, _ = os.ReadFile(filepath.Join(data, "access", "usage.json"))
+		return json.Unmarshal(usage, &snap) == nil && snap.Keys[id].Lookups == before
+	})
+	t.Logf("the first %d lookups were flushed within %s", before, time.Since(flushed).Round(time.Millisecond))
 	for i := range last {
 		tiersWantStatus(t, s.lookup(t, env.keywords[i]), 200, "")
 		tiersWantStatus(t, s.lookup(t, env.keywords[i], auth...), 200, "")
@@ -1051,21 +1046,22 @@ func (env *tiersEnv) startEnv(tb testing.TB, environ []string, data string, extr
 	case <-time.After(30 * time.Second):
 		tb.Fatalf("kwdata serve did not report its address within 30s\n%s", s.stderr())
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var last error
+	defer func() {
+		if tb.Failed() {
+			tb.Logf("GET /readyz last failed with %v; the server's log:\n%s", last, s.stderr())
+		}
+	}()
+	testservers.WaitFor(tb, 30*time.Second, "kwdata serve to be ready", func() bool {
 		resp, err := s.client.Get(s.base + "/readyz")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
+		if last = err; err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("kwdata serve not ready within 30s (last: %v)\n%s", err, s.stderr())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return s
 }
 
 // stop sends sig and returns how the process exited.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -142,7 +143,7 @@ func TestSyncRefusesBuildLargerThanDisk(t *testing.T) {
 			done := make(chan struct{})
 			go func() { s.Run(runCtx); close(done) }()
 			defer func() { cancel(); <-done }()
-			waitUntil(t, 10*time.Second, "a log line about free space", func() bool {
+			testservers.WaitFor(t, 10*time.Second, "a log line about free space", func() bool {
 				return strings.Contains(logs.String(), "free")
 			})
 			cancel()
@@ -183,16 +184,4 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// waitUntil polls cond until it holds, failing tb after limit.
-func waitUntil(tb testing.TB, limit time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("no %s within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

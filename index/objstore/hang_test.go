@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -80,10 +81,10 @@ func TestSyncFromHungStore(t *testing.T) {
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitUntil(t, 15*time.Second, "kwdata_index_sync_failing = 1", func() bool {
+	testservers.WaitFor(t, 15*time.Second, "kwdata_index_sync_failing = 1", func() bool {
 		return metricValue(t, reg, "kwdata_index_sync_failing", "") == 1
 	})
-	waitUntil(t, 5*time.Second, "log line of the failed sync", func() bool {
+	testservers.WaitFor(t, 5*time.Second, "the log line of the failed sync", func() bool {
 		return strings.Contains(logs.String(), "cannot sync")
 	})
 	cancel()

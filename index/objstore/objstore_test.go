@@ -462,13 +462,7 @@ func TestRunFollowsAndRetries(t *testing.T) {
 	defer cancel()
 	waitFor := func(id string) {
 		t.Helper()
-		for range 500 {
-			if published(t, srv) == id {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("local CURRENT = %q after 5s, want %s", published(t, srv), id)
+		testservers.WaitFor(t, 5*time.Second, "local CURRENT "+id, func() bool { return published(t, srv) == id })
 	}
 
 	s, err := NewSyncer(c, SyncOptions{Data: srv, Logger: testLogger(t), PollInterval: 100 * time.Millisecond})
@@ -494,12 +488,9 @@ func TestRunFollowsAndRetries(t *testing.T) {
 	defer cancel()
 	done = make(chan struct{})
 	go func() { slow.Run(ctx); close(done) }()
-	for i := 0; metricValue(t, slowReg, "kwdata_index_sync_last_success_timestamp_seconds", "") == 0; i++ {
-		if i == 500 {
-			t.Fatal("the check at start did not succeed within 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testservers.WaitFor(t, 5*time.Second, "the check at start to succeed", func() bool {
+		return metricValue(t, slowReg, "kwdata_index_sync_last_success_timestamp_seconds", "") != 0
+	})
 	m2 := buildDate(t, pipe, "2026-11-02", 20, 100, 1)
 	publish(t, c, pipe, m2.BuildID)
 	slow.Trigger()

@@ -219,7 +219,10 @@ func StartStripeMock(tb testing.TB) string {
 		SkipForTool(tb, "stripe-mock", "go install github.com/stripe/stripe-mock@"+StripeMockVersion)
 	}
 	addr := FreeAddr(tb)
-	start(tb, "stripe-mock", []string{"-http-addr", addr}, func() bool {
+	// stripe-mock also serves HTTPS, by default on :12112 of every
+	// interface: a second test's mock (or anyone's) then fails to start.
+	// Its HTTPS goes on a loopback port of the system's choosing instead.
+	start(tb, "stripe-mock", []string{"-http-addr", addr, "-https-addr", "127.0.0.1:"}, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			return false

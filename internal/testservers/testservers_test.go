@@ -99,3 +99,16 @@ func TestOneSkipHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStripeMocksSideBySide: two stripe-mocks run at once, as the tests
+// of several packages do, each on loopback ports of its own. Left to its
+// default, the second one's HTTPS listener found :12112 taken and the
+// mock exited at start.
+func TestStripeMocksSideBySide(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{StartStripeMock(t), StartStripeMock(t)} {
+		if !strings.HasPrefix(base, "http://127.0.0.1:") {
+			t.Errorf("stripe-mock at %s, want a loopback address", base)
+		}
+	}
+}

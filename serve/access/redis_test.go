@@ -589,6 +589,9 @@ func TestRedisInvalidationDuringRead(t *testing.T) {
 // TestRedisVersionUnreadableAfterSubscribe: when Redis goes away between a
 // resubscription and the version read that follows it, the cache keeps
 // serving known paid keys, and the version is compared once Redis answers.
+// The change the server missed lands before Redis goes away: landed after
+// it answered again, the server could compare the version before it, and
+// nothing would ever compare it again.
 func TestRedisVersionUnreadableAfterSubscribe(t *testing.T) {
 	rd := testservers.StartRedis(t)
 	s := openRedisStores(t, rd, 1, Options{})[0]
@@ -598,7 +601,15 @@ func TestRedisVersionUnreadableAfterSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := netip.MustParseAddr("192.0.2.11")
-	waitHandled(t, s, 1) // the creation's message first
+	// Every invalidation of the creation first: one handled after the
+	// change below would drop the key as that change's own. Each change
+	// bumped the version once, and its server handles it twice: at once
+	// when it writes, and again when its own message comes back.
+	created, err := s.rdb.Get(ctx, redisVersion).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitHandled(t, s, 2*created)
 	if _, err := s.Identify(ctx, paid, client); err != nil {
 		t.Fatal(err)
 	}
@@ -609,6 +620,18 @@ func TestRedisVersionUnreadableAfterSubscribe(t *testing.T) {
 		_, ok := s.known[h]
 		return ok
 	}
+	if !cached() {
+		t.Fatal("the paid key was not cached by its lookup")
+	}
+	// A change whose message this server missed: the version moved, and
+	// nothing was published. A version that moves forward drops nothing
+	// until the server compares it after a subscription.
+	if err := s.rdb.Incr(ctx, redisVersion).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !cached() {
+		t.Fatal("a version moved without a message emptied the key cache before any resubscription")
+	}
 	rd.Stop()
 	s.checkVersion() // as after a subscription, with Redis gone again
 	if !cached() {
@@ -618,15 +641,6 @@ func TestRedisVersionUnreadableAfterSubscribe(t *testing.T) {
 		t.Fatalf("known paid key with Redis down: %+v, %v", c, err)
 	}
 	rd.Start()
-	// A change whose message this server missed: the version moved.
-	if err := s.rdb.Incr(ctx, redisVersion).Err(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for cached() {
-		if time.Now().After(deadline) {
-			t.Fatal("the version was not compared once Redis answered again")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testservers.WaitFor(t, 5*time.Second, "the version to be compared once Redis answered again (the key cache emptied)",
+		func() bool { return !cached() })
 }

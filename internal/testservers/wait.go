@@ -1,0 +1,29 @@
+package testservers
+
+import (
+	"testing"
+	"time"
+)
+
+// maxPoll is the longest pause between two polls of WaitFor: short
+// enough that a test ends soon after its condition holds, long enough
+// that a poll of a server does not keep a core busy on a loaded machine.
+const maxPoll = 50 * time.Millisecond
+
+// WaitFor polls cond until it holds, pausing 1 ms after the first poll
+// and twice as long after each next one, up to 50 ms, and fails tb
+// ("waited 5s for <what>; it never happened") once timeout has passed
+// without it. This is how a test waits for something another goroutine
+// or process does: never a sleep of a fixed length. Call it from the
+// test's goroutine, as tb.Fatal requires; cond runs there too.
+func WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for pause := time.Millisecond; !cond(); pause = min(2*pause, maxPoll) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited %s for %s; it never happened", timeout, what)
+			return
+		}
+		time.Sleep(pause)
+	}
+}
