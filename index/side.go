@@ -48,13 +48,13 @@ type notesBatch struct {
 type sideBuilders struct {
 	cancel                   context.CancelFunc
 	groups, suggest, explore chan *notesBatch
-	free            chan *notesBatch
-	cur             *notesBatch
-	wg              sync.WaitGroup
-	closed          bool
+	free                     chan *notesBatch
+	cur                      *notesBatch
+	wg                       sync.WaitGroup
+	closed                   bool
 
 	// Set by the builders; read after wg.Wait.
-	groupsErr, suggestErr, exploreErr error
+	groupsErr, suggestErr, exploreErr     error
 	nGroups, nPrefixes, nWords, nPostings int
 }
 
