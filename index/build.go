@@ -184,7 +184,7 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 		final:   fs.PathJoin(indexDir, id),
 		m: Manifest{
 			FormatVersion: FormatVersion,
-			Explore:       exploreVersion,
+			Explore:       exploreManifestVersion(),
 			DataDate:      opt.Date,
 			BuiltAt:       now,
 			BuildID:       id,

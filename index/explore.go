@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -439,10 +440,29 @@ func holdsPhrase(text, phrase string) bool {
 	}
 }
 
-// isQuestion reports whether text begins with one of the words.
-func isQuestion(text string, words []string, noSpace bool) bool {
+// questionStarts are a language's question words by their first word,
+// so that a keyword costs one map lookup; nil for a language written
+// without spaces, whose short list is tried in turn.
+func questionStarts(words []string, noSpace bool) map[string][]string {
+	if noSpace {
+		return nil
+	}
+	m := map[string][]string{}
 	for _, w := range words {
-		if strings.HasPrefix(text, w) && (noSpace || len(text) == len(w) || text[len(w)] == ' ') {
+		first, _, _ := strings.Cut(w, " ")
+		m[first] = append(m[first], w)
+	}
+	return m
+}
+
+// isQuestion reports whether text begins with one of the words.
+func isQuestion(text string, words []string, starts map[string][]string) bool {
+	if starts != nil {
+		first, _, _ := strings.Cut(text, " ")
+		words = starts[first]
+	}
+	for _, w := range words {
+		if strings.HasPrefix(text, w) && (starts == nil || len(text) == len(w) || text[len(w)] == ' ') {
 			return true
 		}
 	}
@@ -534,11 +554,31 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 			exclude = union(ls)
 		}
 	}
-	cands := intersectAll(lists)
 	var questions []string
+	var starts map[string][]string
 	if q.Mode == kw.ModeQuestions {
 		questions = kw.QuestionWords(c.lang)
+		starts = questionStarts(questions, c.noSpace)
+		// A question holds the first word of its question word: the
+		// union of their postings narrows the candidates before the
+		// texts are read.
+		if starts != nil {
+			var ls [][]uint32
+			for _, w := range slices.Sorted(maps.Keys(starts)) {
+				l, _, err := c.termCandidates(w, fetch)
+				if err != nil {
+					return res, err
+				}
+				ls = append(ls, l)
+			}
+			qs := union(ls)
+			if len(qs) == 0 {
+				return res, nil
+			}
+			lists = append(lists, qs)
+		}
 	}
+	cands := intersectAll(lists)
 	phrase := q.Mode == kw.ModePhrase && (len(q.Words) > 1 || c.noSpace && len(verify) > 0)
 	intent := uint32(math.MaxUint32)
 	if q.Intent != "" {
@@ -581,7 +621,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 				return false
 			}
 		}
-		if questions != nil && !isQuestion(t, questions, c.noSpace) {
+		if questions != nil && !isQuestion(t, questions, starts) {
 			return false
 		}
 		if checkInclude != nil && !slices.ContainsFunc(checkInclude, func(w string) bool { return strings.Contains(t, w) }) {

@@ -34,6 +34,10 @@ const exploreSep = 0x04
 // kw.ErrExploreUnavailable.
 const exploreVersion = 1
 
+// exploreTables is whether builds write the explorer's tables; the
+// benchmark turns it off to measure what they cost.
+var exploreTables = true
+
 // exploreBlockLen is the number of keywords of a column block.
 const exploreBlockLen = 4096
 
@@ -43,6 +47,14 @@ const (
 	hasCPC
 	hasCompetition
 )
+
+// exploreManifestVersion is the Manifest.Explore of a new build.
+func exploreManifestVersion() int {
+	if !exploreTables {
+		return 0
+	}
+	return exploreVersion
+}
 
 // appendExploreKey appends country, exploreSep, kind, rest.
 func appendExploreKey(dst []byte, country string, kind byte, rest string) ([]byte, bool) {

@@ -108,11 +108,17 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuild
 		for b := range s.explore {
 			if ctx.Err() == nil {
 				for i := range b.notes {
+					if !exploreTables {
+						break
+					}
 					n := &b.notes[i]
 					eb.add(n.intent, n.m, n.comp, n.hasComp)
 				}
 			}
 			s.release(b)
+		}
+		if !exploreTables {
+			return
 		}
 		s.nPostings, s.exploreErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
 			return eb.write(ctx, tw, cc)
