@@ -43,6 +43,7 @@ type exploreCountry struct {
 	text     string   // the keywords, back to back
 	off      []uint32 // keyword r is text[off[r]:off[r+1]]
 	extras   []string
+	slots    sync.Pool // of *[]int32, for group=intent
 }
 
 func (c *exploreCountry) kw(r uint32) string { return c.text[c.off[r]:c.off[r+1]] }
@@ -414,7 +415,9 @@ func intersectAll(lists [][]uint32) []uint32 {
 		return nil
 	}
 	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
-	out := slices.Clone(lists[0])
+	// The lists are the query's own (decoded for it): the shortest
+	// becomes the answer in place.
+	out := lists[0]
 	for _, l := range lists[1:] {
 		if len(out) == 0 {
 			break
@@ -742,8 +745,22 @@ type exploreGroupAcc struct {
 
 func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands, exclude []uint32, match func(uint32) bool) (kw.ExploreResult, error) {
 	var res kw.ExploreResult
-	byGroup := map[uint32]int{}
+	// slot maps a group id to its place in accs plus one (0: none yet);
+	// it is as long as there are groups, so it is pooled and cleared
+	// where used.
+	sp, _ := c.slots.Get().(*[]int32)
+	if sp == nil {
+		s := make([]int32, c.n+len(c.extras))
+		sp = &s
+	}
+	slot := *sp
 	var accs []exploreGroupAcc
+	defer func() {
+		for i := range accs {
+			slot[accs[i].gid] = 0
+		}
+		c.slots.Put(sp)
+	}()
 	ex := 0
 	for i, r := range cands {
 		if i%65536 == 65535 {
@@ -759,10 +776,10 @@ func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands, e
 		}
 		res.Total++
 		g := c.group[r]
-		k, ok := byGroup[g]
-		if !ok {
+		k := int(slot[g]) - 1
+		if k < 0 {
 			k = len(accs)
-			byGroup[g] = k
+			slot[g] = int32(k + 1)
 			accs = append(accs, exploreGroupAcc{gid: g})
 		}
 		a := &accs[k]

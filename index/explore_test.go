@@ -519,3 +519,84 @@ func TestIntersect(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeExploreColumns: the meta record and a column block decode
+// or fail, never panic nor index out of range.
+func FuzzDecodeExploreColumns(f *testing.F) {
+	meta := []byte{exploreVersion, 2, 0, 1, 1, 'x'}
+	block := []byte{exploreVersion, 2,
+		1, hasVolume, 10, 0, 1, 'b',
+		0, hasCPC | hasCompetition, 4, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 2, 1, 'a'}
+	f.Add(meta, block)
+	f.Add([]byte{exploreVersion, 0, 0, 0}, []byte{exploreVersion, 0})
+	f.Fuzz(func(t *testing.T, meta, block []byte) {
+		c := &exploreCountry{}
+		if c.decodeMeta(meta) != nil || c.n > 1<<16 {
+			return
+		}
+		n := c.n
+		c.id, c.rankOf = make([]uint32, n), make([]uint32, n)
+		c.vol, c.cpc, c.comp = make([]int64, n), make([]int64, n), make([]float64, n)
+		c.has, c.words, c.group = make([]uint8, n), make([]uint8, n), make([]uint32, n)
+		c.off = []uint32{0}
+		r, text, err := c.decodeBlock(block, 0, nil)
+		if err != nil {
+			return
+		}
+		if r > n || len(c.off) != r+1 || int(c.off[r]) != len(text) {
+			t.Fatalf("decoded %d keywords of %d, offsets %v, %d bytes of text", r, n, c.off, len(text))
+		}
+	})
+}
+
+// TestExploreConcurrent runs queries of one country from several
+// goroutines while its columns load (run with -race).
+func TestExploreConcurrent(t *testing.T) {
+	s, corpora := exploreCorpora(t, 9)
+	var qs []kw.ExploreQuery
+	rng := rand.New(rand.NewPCG(9, 9))
+	for len(qs) < 40 {
+		q, err := kw.ParseExploreQuery(randomExploreQuery(rng, "US", corpora["US"]))
+		if err == nil {
+			qs = append(qs, q)
+		}
+	}
+	want := make([]kw.ExploreResult, len(qs))
+	done := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range qs {
+				res, err := s.Explore(context.Background(), qs[(i+g*10)%len(qs)])
+				if err != nil {
+					done <- err
+					return
+				}
+				if g == 0 {
+					want[i] = res
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, q := range qs {
+		res, err := s.Explore(context.Background(), q)
+		if err != nil || resultString(res) != resultString(want[i]) {
+			t.Fatalf("query %d answered %v (%v) alone, %v among others", i, res, err, want[i])
+		}
+	}
+}
+
+func resultString(res kw.ExploreResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d groups %d next %q\n", res.Total, res.TotalGroups, res.NextCursor)
+	for _, r := range res.Rows {
+		b.WriteString(rowString(r) + "\n")
+	}
+	fmt.Fprintln(&b, res.Groups)
+	return b.String()
+}
