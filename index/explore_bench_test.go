@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
 )
@@ -320,4 +323,43 @@ func loadAverage() string {
 		return "unknown\n"
 	}
 	return string(b)
+}
+
+// BenchmarkExploreBuilder is the explorer builder's own cost for 200k
+// keywords of the benchmark's vocabulary: collecting them, then writing
+// the tables (with snappy, as a build does).
+func BenchmarkExploreBuilder(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	zipf := rand.NewZipf(rng, 1.07, 1, 50_000)
+	seen := map[string]bool{}
+	var keys []string
+	for len(keys) < 200_000 {
+		var ws []string
+		for range 1 + rng.IntN(6) {
+			ws = append(ws, fmt.Sprintf("w%d", zipf.Uint64()))
+		}
+		k := strings.Join(ws, " ")
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	fs := vfs.NewMem()
+	dbo := dbOptions(fs, pebbleLogger{log: testLogger(b), fatal: panicFatal})
+	set := &tableSet{fs: fs, dir: "", opts: dbo.MakeWriterOptions(6, sstable.TableFormatPebblev4), target: 64 << 20}
+	b.ResetTimer()
+	for range b.N {
+		var eb exploreBuilder
+		leader := ""
+		for i, k := range keys {
+			if i%5 == 0 {
+				leader = k
+			}
+			eb.add(leader, newMember(k, i64(int64(rng.IntN(10000))), i64(1), 0), 0.5, true)
+		}
+		if _, err := writeTables(context.Background(), set, func(tw *tableWriter) (int, error) { return eb.write(context.Background(), tw, "US") }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -160,22 +160,26 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 	})
 	// Groups: a leader that is a keyword of the country is its id; any
 	// other is n plus its place in extras.
+	// Each distinct leader is searched for once: a group's members share
+	// its text.
 	var extras []string
-	extraID := map[string]uint32{}
+	groupIDs := map[string]uint32{}
 	groupOf := func(id int) uint32 {
 		in := eb.intents[id]
 		if in == "" {
 			return uint32(id)
 		}
-		if j, ok := slices.BinarySearch(eb.texts, in); ok {
-			return uint32(j)
+		if g, ok := groupIDs[in]; ok {
+			return g
 		}
-		g, ok := extraID[in]
-		if !ok {
+		var g uint32
+		if j, ok := slices.BinarySearch(eb.texts, in); ok {
+			g = uint32(j)
+		} else {
 			g = uint32(n + len(extras))
-			extraID[in] = g
 			extras = append(extras, in)
 		}
+		groupIDs[in] = g
 		return g
 	}
 	postings := map[string][]uint32{}
