@@ -113,6 +113,19 @@ func (h *handle) exploreQuery(ctx context.Context, q kw.ExploreQuery) (kw.Explor
 	if err != nil || c == nil {
 		return kw.ExploreResult{}, err
 	}
+	if kind, term, ok := c.oneList(&q); ok {
+		key, ok := appendExploreKey(nil, q.Country, kind, term)
+		if !ok {
+			return kw.ExploreResult{}, nil
+		}
+		var res kw.ExploreResult
+		_, err := h.getValue(key, func(v []byte) error {
+			var err error
+			res, err = c.headPage(&q, v)
+			return err
+		})
+		return res, err
+	}
 	return c.run(ctx, q, func(kind byte, term string) ([]uint32, error) {
 		return h.postings(q.Country, kind, term)
 	})
@@ -639,14 +652,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 		return c.groups(ctx, q, cands, exclude, match)
 	}
 	after := q.After
-	// cmpAfter orders rank r against the cursor: > 0 when r comes after.
-	cmpAfter := func(r uint32) int {
-		m, v := c.sortKey(r, q.Sort)
-		if x := cmpKeys(m, v, after.Missing, after.Value, q.Desc); x != 0 {
-			return x
-		}
-		return strings.Compare(c.kw(r), after.Keyword)
-	}
+	cmpAfter := func(r uint32) int { return c.cmpAfter(&q, r) }
 	cmpRanks := func(a, b uint32) int {
 		ma, va := c.sortKey(a, q.Sort)
 		mb, vb := c.sortKey(b, q.Sort)
@@ -698,22 +704,26 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 	if !stream {
 		page = top.sorted()
 	}
-	res.Total = total
-	res.Rows = make([]kw.ExploreRow, len(page))
+	return c.answer(q, total, page, afterCount), nil
+}
+
+// answer makes the rows of a page and the cursor of the next, if more
+// than the page come after the cursor.
+func (c *exploreCountry) answer(q kw.ExploreQuery, total int64, page []uint32, afterCount int64) kw.ExploreResult {
+	res := kw.ExploreResult{Total: total, Rows: make([]kw.ExploreRow, len(page))}
 	for i, r := range page {
 		row := &res.Rows[i]
 		row.Keyword = c.kw(r)
 		h := c.has[r]
 		if h&hasVolume != 0 {
-			row.Volume = &c.vol[r]
+			row.Volume = copyOpt(&c.vol[r])
 		}
 		if h&hasCPC != 0 {
-			row.CPCMicros = &c.cpc[r]
+			row.CPCMicros = copyOpt(&c.cpc[r])
 		}
 		if h&hasCompetition != 0 {
-			row.Competition = &c.comp[r]
+			row.Competition = copyOpt(&c.comp[r])
 		}
-		row.Volume, row.CPCMicros, row.Competition = copyOpt(row.Volume), copyOpt(row.CPCMicros), copyOpt(row.Competition)
 		row.Intent = c.leader(c.group[r])
 	}
 	if afterCount > int64(len(page)) && len(page) > 0 {
@@ -721,7 +731,70 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 		m, v := c.sortKey(last, q.Sort)
 		res.NextCursor = q.EncodeCursor(kw.ExplorePosition{Missing: m, Value: v, Keyword: c.kw(last)})
 	}
-	return res, nil
+	return res
+}
+
+// cmpAfter orders rank r against a cursor's position in q's order: > 0
+// when r comes after it.
+func (c *exploreCountry) cmpAfter(q *kw.ExploreQuery, r uint32) int {
+	m, v := c.sortKey(r, q.Sort)
+	if x := cmpKeys(m, v, q.After.Missing, q.After.Value, q.Desc); x != 0 {
+		return x
+	}
+	return strings.Compare(c.kw(r), q.After.Keyword)
+}
+
+// oneList returns the postings key of a query answered by one postings
+// list as it stands: one word with an exact list, no other condition, the
+// default order. Its total is the list's count and its page the first
+// entries after the cursor, so it reads only as far as its page.
+func (c *exploreCountry) oneList(q *kw.ExploreQuery) (kind byte, term string, ok bool) {
+	if q.GroupIntent || q.Sort != kw.SortVolume || !q.Desc || q.Mode == kw.ModeQuestions || len(q.Words) != 1 ||
+		len(q.Include) > 0 || len(q.Exclude) > 0 || q.Intent != "" ||
+		q.MinVolume != nil || q.MaxVolume != nil || q.MinCPCMicros != nil || q.MaxCPCMicros != nil ||
+		q.MinCompetition != nil || q.MaxCompetition != nil || q.MinWords != nil || q.MaxWords != nil {
+		return 0, "", false
+	}
+	if !c.noSpace {
+		return 'w', q.Words[0], true
+	}
+	if utf8.RuneCountInString(q.Words[0]) <= 2 {
+		return 'g', q.Words[0], true
+	}
+	return 0, "", false
+}
+
+// headPage answers a oneList query from the head of its postings value v.
+func (c *exploreCountry) headPage(q *kw.ExploreQuery, v []byte) (kw.ExploreResult, error) {
+	if len(v) < 1 || v[0] != exploreVersion {
+		return kw.ExploreResult{}, fmt.Errorf("%w: postings of an unknown version", errCorrupt)
+	}
+	v = v[1:]
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)) {
+		return kw.ExploreResult{}, fmt.Errorf("%w: postings count out of range", errCorrupt)
+	}
+	v = v[k:]
+	page := make([]uint32, 0, min(uint64(q.Limit), n))
+	prev := int64(-1)
+	var afterCount int64
+	for i := uint64(0); i < n && len(page) < q.Limit; i++ {
+		d, k := binary.Uvarint(v)
+		if k <= 0 || d == 0 || prev+int64(d) >= int64(c.n) {
+			return kw.ExploreResult{}, fmt.Errorf("%w: postings out of range", errCorrupt)
+		}
+		v = v[k:]
+		prev += int64(d)
+		r := uint32(prev)
+		if afterCount == 0 && q.After != nil && c.cmpAfter(q, r) <= 0 {
+			continue
+		}
+		if afterCount == 0 {
+			afterCount = int64(n - i)
+		}
+		page = append(page, r)
+	}
+	return c.answer(*q, int64(n), page, afterCount), nil
 }
 
 // copyOpt copies a number out of the columns, which answers must not

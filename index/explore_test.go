@@ -600,3 +600,53 @@ func resultString(res kw.ExploreResult) string {
 	fmt.Fprintln(&b, res.Groups)
 	return b.String()
 }
+
+// TestExploreOneWordPages walks the default query of every word of each
+// corpus, a few rows a page: the queries answered from the head of one
+// postings list, checked against brute force like the others.
+func TestExploreOneWordPages(t *testing.T) {
+	s, corpora := exploreCorpora(t, 5)
+	ctx := context.Background()
+	checked := 0
+	for _, cc := range []string{"US", "GB", "JP", "RO"} {
+		c := corpora[cc]
+		for _, w := range append(slices.Clone(c.vocab), "absent") {
+			for _, mode := range []string{"terms", "phrase"} {
+				v := url.Values{"country": {cc}, "q": {w}, "limit": {"3"}, "mode": {mode}}
+				q, err := kw.ParseExploreQuery(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantRows, _ := bruteExplore(c, q)
+				var got, want []string
+				for _, r := range wantRows {
+					want = append(want, rowString(r))
+				}
+				for page := 0; ; page++ {
+					res, err := s.Explore(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Total != int64(len(wantRows)) {
+						t.Fatalf("%s: total %d, want %d", v.Encode(), res.Total, len(wantRows))
+					}
+					for _, r := range res.Rows {
+						got = append(got, rowString(r))
+					}
+					if res.NextCursor == "" || page > 1000 {
+						break
+					}
+					v.Set("cursor", res.NextCursor)
+					if q, err = kw.ParseExploreQuery(v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s:\n got %q\nwant %q", v.Encode(), got, want)
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d one-word queries walked", checked)
+}
