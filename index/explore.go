@@ -28,6 +28,8 @@ import (
 // its postings plus the candidates it checks, and none of it depends on
 // keywords that share none of its words.
 
+var _ kw.Explorer = (*Store)(nil)
+
 // exploreCountry is one country's columns, by rank.
 type exploreCountry struct {
 	n        int
