@@ -107,23 +107,26 @@ func keywordWords(text string, seen []string, fn func(w string)) []string {
 }
 
 // keywordGrams calls fn for each distinct character and pair of adjacent
-// characters of a keyword that holds no space.
+// characters of a keyword, but for those holding a space. They are
+// sorted and compacted rather than looked up one by one: a keyword of 80
+// characters has 159 of them.
 func keywordGrams(text string, seen []string, fn func(g string)) []string {
 	seen = seen[:0]
-	emit := func(g string) {
-		if !strings.Contains(g, " ") && !slices.Contains(seen, g) {
-			seen = append(seen, g)
-			fn(g)
-		}
-	}
 	for i := 0; i < len(text); {
 		_, n1 := utf8.DecodeRuneInString(text[i:])
-		emit(text[i : i+n1])
-		if i+n1 < len(text) {
-			_, n2 := utf8.DecodeRuneInString(text[i+n1:])
-			emit(text[i : i+n1+n2])
+		if text[i] != ' ' {
+			seen = append(seen, text[i:i+n1])
+			if i+n1 < len(text) && text[i+n1] != ' ' {
+				_, n2 := utf8.DecodeRuneInString(text[i+n1:])
+				seen = append(seen, text[i:i+n1+n2])
+			}
 		}
 		i += n1
+	}
+	slices.Sort(seen)
+	seen = slices.Compact(seen)
+	for _, g := range seen {
+		fn(g)
 	}
 	return seen
 }
