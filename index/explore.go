@@ -21,7 +21,7 @@ import (
 // include and exclude) from the build, intersects them rarest first, and
 // checks each candidate against the country's columns, which a store
 // loads into memory on the first query of the country in a build (about
-// 60 bytes a keyword) and keeps while it serves the build. Postings are
+// 120 bytes a keyword) and keeps while it serves the build. Postings are
 // in the default order, so a default query takes its page as the
 // matches stream by; any other sort keeps the best limit in a heap. Every
 // match is counted, since the total is exact: a query costs the length of
