@@ -6,7 +6,7 @@ BIN     := bin/kwdata
 ADDR    ?= 127.0.0.1:8080
 
 .PHONY: build demo test test-race bench bench-similarity bench-similarity-10m bench-serve bench-ingest bench-ingest-10m lint
-.PHONY: bench-build-index bench-build-index-10m bench-serve-10m bench-10m
+.PHONY: bench-build-index bench-build-index-10m bench-serve-10m bench-10m bench-explore bench-explore-10m
 
 # REVISION is what `kwdata version` prints when Go records no VCS
 # information of its own (go run, -buildvcs=false, a tree without git).
@@ -102,6 +102,16 @@ bench-build-index-10m: build
 	KW_BENCH_KEYWORDS=10000000 KW_BENCH_DIR=$${KW_BENCH_DIR:-/tmp/kwdata-bench-build-10m} \
 		KW_BENCH_DATA=$${KW_BENCH_DATA:-$$(test -d /tmp/kwdata-bench-10m/data/lake/related && echo /tmp/kwdata-bench-10m/data)} \
 		bash index/bench.sh $(BIN)
+
+# The keyword explorer (docs/perf/explore.md): build-index with and without
+# its tables, then p50/p99 of each query kind beside a lookup of the same
+# build, at 1M keywords (10M: bench-explore-10m). KW_BENCH_DIR keeps the
+# lake (default: a temporary folder).
+bench-explore:
+	go test -count=1 -v -timeout 2h -run '^TestExploreBench$$' ./index/ -args -explore.keywords=$${KW_BENCH_KEYWORDS:-1000000}
+
+bench-explore-10m:
+	go test -count=1 -v -timeout 6h -run '^TestExploreBench$$' ./index/ -args -explore.keywords=10000000 -explore.builds=1
 
 # GET /v1/keyword on a 10M-keyword index (the lake of bench-similarity-10m,
 # or KW_BENCH_DATA), cold and warm, beside the minimal handler.

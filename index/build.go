@@ -184,6 +184,7 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 		final:   fs.PathJoin(indexDir, id),
 		m: Manifest{
 			FormatVersion: FormatVersion,
+			Explore:       exploreManifestVersion(),
 			DataDate:      opt.Date,
 			BuiltAt:       now,
 			BuildID:       id,
@@ -577,7 +578,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 			intent = rec.Keyword
 			noIntent++
 		}
-		side.note(intent, newMember(rec.Keyword, rec.Volume, rec.CPCMicros, overlap))
+		side.note(intent, newMember(rec.Keyword, rec.Volume, rec.CPCMicros, overlap), rec.Competition)
 		var bad int
 		trend, bad = trendOf(trend, rec.Monthly)
 		badMonths += bad
@@ -617,7 +618,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 	if err := side.finish(); err != nil {
 		return err
 	}
-	nGroups, nPrefixes, nWords := side.nGroups, side.nPrefixes, side.nWords
+	nGroups, nPrefixes, nWords, nPostings := side.nGroups, side.nPrefixes, side.nWords, side.nPostings
 	if related.missing {
 		log.Warn("no related partition; keywords have no related keywords", "dataset", kw.DatasetRelated)
 	}
@@ -635,7 +636,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 	if ex := examples.keywords(); len(ex) > 0 {
 		b.m.Examples[code] = ex
 	}
-	log.Info("indexed country", "keywords", n, "intent_groups", nGroups, "prefix_records", nPrefixes, "word_records", nWords, "without_intent", noIntent)
+	log.Info("indexed country", "keywords", n, "intent_groups", nGroups, "prefix_records", nPrefixes, "word_records", nWords, "explore_postings", nPostings, "without_intent", noIntent)
 	return nil
 }
 

@@ -74,7 +74,7 @@ func buildDigests(tb testing.TB, data string) []string {
 		tb.Fatal(err)
 	}
 	defer it.Close()
-	tables := map[byte]string{0: "keywords", groupSep: "groups", prefixSep: "prefixes", wordSep: "words"}
+	tables := map[byte]string{0: "keywords", groupSep: "groups", prefixSep: "prefixes", wordSep: "words", exploreSep: "explore"}
 	var out []string
 	var section string
 	n := 0

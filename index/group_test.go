@@ -218,8 +218,8 @@ func TestBuildSplitsGroupWriters(t *testing.T) {
 	if !reflect.DeepEqual(digests[0], digests[1]) {
 		t.Errorf("groups written by one goroutine:\n%v\nby %d:\n%v", digests[0], groupWriters, digests[1])
 	}
-	if len(digests[0]) != 4 {
-		t.Errorf("digests of %d tables, want keywords, groups, prefixes and words: %v", len(digests[0]), digests[0])
+	if len(digests[0]) != 5 {
+		t.Errorf("digests of %d tables, want keywords, groups, prefixes, words and explore: %v", len(digests[0]), digests[0])
 	}
 }
 

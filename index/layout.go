@@ -61,6 +61,9 @@ type Manifest struct {
 	// what the home page offers to try, so its links always answer. Absent
 	// in builds made before it existed.
 	Examples map[string][]string `json:"examples,omitempty"`
+	// Explore is the version of the explorer's tables the build holds
+	// (explore_build.go); 0, in builds made before them, is none.
+	Explore int `json:"explore,omitempty"`
 }
 
 // MaxExamples is the most example keywords a build records per country.

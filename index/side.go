@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 // The intent groups and the suggestion tables of a country are built from
@@ -21,8 +23,10 @@ import (
 // the keywords stream reuses; the texts are slices of strings no one
 // changes.
 type noted struct {
-	intent string
-	m      member
+	intent  string
+	m       member
+	comp    float64 // competition, for the explorer's tables
+	hasComp bool
 }
 
 // notesBatchLen is the number of keywords in a batch; with notesAhead
@@ -39,18 +43,19 @@ type notesBatch struct {
 	users atomic.Int32
 }
 
-// sideBuilders runs the group and the suggestion builders of one country.
+// sideBuilders runs the group, the suggestion and the explorer builders
+// of one country.
 type sideBuilders struct {
-	cancel          context.CancelFunc
-	groups, suggest chan *notesBatch
-	free            chan *notesBatch
-	cur             *notesBatch
-	wg              sync.WaitGroup
-	closed          bool
+	cancel                   context.CancelFunc
+	groups, suggest, explore chan *notesBatch
+	free                     chan *notesBatch
+	cur                      *notesBatch
+	wg                       sync.WaitGroup
+	closed                   bool
 
 	// Set by the builders; read after wg.Wait.
-	groupsErr, suggestErr      error
-	nGroups, nPrefixes, nWords int
+	groupsErr, suggestErr, exploreErr     error
+	nGroups, nPrefixes, nWords, nPostings int
 }
 
 // startSideBuilders starts the builders of country cc; they write into
@@ -61,9 +66,10 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuild
 		cancel:  cancel,
 		groups:  make(chan *notesBatch, notesAhead),
 		suggest: make(chan *notesBatch, notesAhead),
-		free:    make(chan *notesBatch, 2*notesAhead+2),
+		explore: make(chan *notesBatch, notesAhead),
+		free:    make(chan *notesBatch, 3*notesAhead+2),
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		var gb groupBuilder
@@ -96,6 +102,28 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuild
 			return p, err
 		})
 	}()
+	go func() {
+		defer s.wg.Done()
+		var eb exploreBuilder
+		for b := range s.explore {
+			if ctx.Err() == nil {
+				for i := range b.notes {
+					if !exploreTables {
+						break
+					}
+					n := &b.notes[i]
+					eb.add(n.intent, n.m, n.comp, n.hasComp)
+				}
+			}
+			s.release(b)
+		}
+		if !exploreTables {
+			return
+		}
+		s.nPostings, s.exploreErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
+			return eb.write(ctx, tw, cc)
+		})
+	}()
 	return s
 }
 
@@ -118,7 +146,7 @@ func writeTables(ctx context.Context, set *tableSet, write func(tw *tableWriter)
 }
 
 // note hands the builders the next keyword of the country, in key order.
-func (s *sideBuilders) note(intent string, m member) {
+func (s *sideBuilders) note(intent string, m member, competition *float64) {
 	if s.cur == nil {
 		select {
 		case s.cur = <-s.free:
@@ -127,7 +155,7 @@ func (s *sideBuilders) note(intent string, m member) {
 			s.cur = &notesBatch{notes: make([]noted, 0, notesBatchLen)}
 		}
 	}
-	s.cur.notes = append(s.cur.notes, noted{intent, m})
+	s.cur.notes = append(s.cur.notes, noted{intent: intent, m: m, comp: kw.Deref(competition), hasComp: competition != nil})
 	if len(s.cur.notes) == notesBatchLen {
 		s.send()
 	}
@@ -136,9 +164,10 @@ func (s *sideBuilders) note(intent string, m member) {
 func (s *sideBuilders) send() {
 	b := s.cur
 	s.cur = nil
-	b.users.Store(2)
+	b.users.Store(3)
 	s.groups <- b
 	s.suggest <- b
+	s.explore <- b
 }
 
 func (s *sideBuilders) release(b *notesBatch) {
@@ -165,6 +194,9 @@ func (s *sideBuilders) finish() error {
 	if s.suggestErr != nil {
 		return fmt.Errorf("cannot write suggestion tables: %w", s.suggestErr)
 	}
+	if s.exploreErr != nil {
+		return fmt.Errorf("cannot write explorer tables: %w", s.exploreErr)
+	}
 	return nil
 }
 
@@ -180,6 +212,7 @@ func (s *sideBuilders) stop() {
 		s.closed = true
 		close(s.groups)
 		close(s.suggest)
+		close(s.explore)
 	}
 	s.wg.Wait()
 }

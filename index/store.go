@@ -125,6 +125,10 @@ type handle struct {
 	// once refs reaches zero, and close with the handle.
 	mu   sync.Mutex
 	idle []*pebble.Iterator
+	// explore holds the explorer's columns of the countries asked about
+	// (explore.go); explorer is the version of the build's tables.
+	explore  exploreCache
+	explorer int
 }
 
 // maxIdleIters bounds a handle's idle iterators: enough for every
@@ -413,7 +417,7 @@ func (s *Store) openBuild(id string) (*handle, error) {
 	}
 	s.log.Info("serving index build", "build", id, "date", m.DataDate, "keys", keysOf(m.Countries),
 		"checked_bytes", checked, "took", time.Since(start).Round(time.Millisecond))
-	h := &handle{id: id, dbDir: dbDir, db: db, closed: make(chan struct{}), info: kw.IndexInfo{
+	h := &handle{id: id, dbDir: dbDir, db: db, closed: make(chan struct{}), explorer: m.Explore, info: kw.IndexInfo{
 		Version:   id,
 		DataDate:  m.DataDate,
 		BuiltAt:   m.BuiltAt,

@@ -1,0 +1,954 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kwdata/kwdata/kw"
+)
+
+// The explorer's engine. A query reads the postings of its words (and of
+// include and exclude) from the build, intersects them rarest first, and
+// checks each candidate against the country's columns, which a store
+// loads into memory on the first query of the country in a build (about
+// 120 bytes a keyword) and keeps while it serves the build. Postings are
+// in the default order, so a default query takes its page as the
+// matches stream by; any other sort keeps the best limit in a heap. Every
+// match is counted, since the total is exact: a query costs the length of
+// its postings plus the candidates it checks, and none of it depends on
+// keywords that share none of its words.
+
+var _ kw.Explorer = (*Store)(nil)
+
+// exploreCountry is one country's columns, by rank.
+type exploreCountry struct {
+	n        int
+	noSpace  bool
+	lang     string
+	id       []uint32 // the keyword's place in text order
+	rankOf   []uint32 // by id
+	vol, cpc []int64
+	comp     []float64
+	has      []uint8
+	words    []uint8
+	group    []uint32 // the leader's id, or n + its place in extras
+	text     string   // the keywords, back to back
+	off      []uint32 // keyword r is text[off[r]:off[r+1]]
+	extras   []string
+	slots    sync.Pool // of *[]int32, for group=intent
+}
+
+func (c *exploreCountry) kw(r uint32) string { return c.text[c.off[r]:c.off[r+1]] }
+
+func (c *exploreCountry) leader(g uint32) string {
+	if int(g) < c.n {
+		return c.kw(c.rankOf[g])
+	}
+	return c.extras[int(g)-c.n]
+}
+
+// groupID finds the group a leader's text leads; ok is false if none.
+func (c *exploreCountry) groupID(leader string) (uint32, bool) {
+	i, ok := slices.BinarySearchFunc(c.rankOf, leader, func(r uint32, t string) int { return strings.Compare(c.kw(r), t) })
+	if ok {
+		return uint32(i), true
+	}
+	if j := slices.Index(c.extras, leader); j >= 0 {
+		return uint32(c.n + j), true
+	}
+	return 0, false
+}
+
+// exploreCache holds a handle's loaded countries.
+type exploreCache struct {
+	mu sync.Mutex
+	m  map[string]*exploreLoad
+}
+
+type exploreLoad struct {
+	once sync.Once
+	c    *exploreCountry // nil: the country has no keywords in the build
+	err  error
+}
+
+// Explore answers q exactly over the served build (kw.Explorer). A build
+// made before the explorer's tables answers kw.ErrExploreUnavailable.
+func (s *Store) Explore(ctx context.Context, q kw.ExploreQuery) (kw.ExploreResult, error) {
+	if err := ctx.Err(); err != nil {
+		return kw.ExploreResult{}, err
+	}
+	h := s.acquire()
+	if h == nil {
+		return kw.ExploreResult{}, kw.ErrNoIndex
+	}
+	defer s.release(h)
+	if h.explorer != exploreVersion {
+		return kw.ExploreResult{}, kw.ErrExploreUnavailable
+	}
+	res, err := h.exploreQuery(ctx, q)
+	if err != nil {
+		var u undecodable
+		switch {
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return res, err
+		case errors.As(err, &u):
+			return res, fmt.Errorf("cannot decode the explorer tables of %s in index build %s: %w: %v", q.Country, h.id, kw.ErrIndexDamaged, err)
+		}
+		s.damaged(h, err)
+		return res, fmt.Errorf("cannot read the explorer tables of %s from index build %s: %w: %s", q.Country, h.id, kw.ErrIndexDamaged, s.describe(err))
+	}
+	return res, nil
+}
+
+func (h *handle) exploreQuery(ctx context.Context, q kw.ExploreQuery) (kw.ExploreResult, error) {
+	c, err := h.exploreCountry(q.Country)
+	if err != nil || c == nil {
+		return kw.ExploreResult{}, err
+	}
+	if kind, term, ok := c.oneList(&q); ok {
+		key, ok := appendExploreKey(nil, q.Country, kind, term)
+		if !ok {
+			return kw.ExploreResult{}, nil
+		}
+		var res kw.ExploreResult
+		_, err := h.getValue(key, func(v []byte) error {
+			var err error
+			res, err = c.headPage(&q, v)
+			return err
+		})
+		return res, err
+	}
+	return c.run(ctx, q, func(kind byte, term string) ([]uint32, error) {
+		return h.postings(q.Country, kind, term)
+	})
+}
+
+// exploreCountry returns the country's columns, loading them once.
+func (h *handle) exploreCountry(cc string) (*exploreCountry, error) {
+	h.explore.mu.Lock()
+	if h.explore.m == nil {
+		h.explore.m = map[string]*exploreLoad{}
+	}
+	l := h.explore.m[cc]
+	if l == nil {
+		l = &exploreLoad{}
+		h.explore.m[cc] = l
+	}
+	h.explore.mu.Unlock()
+	l.once.Do(func() { l.c, l.err = h.loadExplore(cc) })
+	if l.err != nil {
+		// A failed load is tried again by the next query.
+		h.explore.mu.Lock()
+		if h.explore.m[cc] == l {
+			delete(h.explore.m, cc)
+		}
+		h.explore.mu.Unlock()
+	}
+	return l.c, l.err
+}
+
+func (h *handle) loadExplore(cc string) (*exploreCountry, error) {
+	key, ok := appendExploreKey(nil, cc, 'm', "")
+	if !ok {
+		return nil, nil
+	}
+	c := &exploreCountry{}
+	if lc, ok := kw.LookupCountry(cc); ok {
+		c.lang = lc.LanguageCode
+	}
+	found, err := h.getValue(key, func(v []byte) error { return c.decodeMeta(v) })
+	if err != nil || !found {
+		return nil, err
+	}
+	n := c.n
+	c.id, c.rankOf = make([]uint32, n), make([]uint32, n)
+	c.vol, c.cpc, c.comp = make([]int64, n), make([]int64, n), make([]float64, n)
+	c.has, c.words, c.group = make([]uint8, n), make([]uint8, n), make([]uint32, n)
+	c.off = make([]uint32, 0, n+1)
+	c.off = append(c.off, 0)
+	var text []byte
+	lower, _ := appendExploreKey(nil, cc, 'c', "")
+	upper, _ := appendExploreKey(nil, cc, 'c'+1, "")
+	it, err := h.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	r := 0
+	for valid := it.First(); valid; valid = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return nil, err
+		}
+		if r, text, err = c.decodeBlock(v, r, text); err != nil {
+			_ = it.Close()
+			return nil, undecodable{err}
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	if r != n {
+		return nil, undecodable{fmt.Errorf("%w: the column blocks hold %d keywords, the meta record %d", errCorrupt, r, n)}
+	}
+	c.text = string(text)
+	for i := range c.rankOf {
+		c.rankOf[i] = math.MaxUint32
+	}
+	for r, id := range c.id {
+		if c.rankOf[id] != math.MaxUint32 {
+			return nil, undecodable{fmt.Errorf("%w: keyword id %d has two ranks", errCorrupt, id)}
+		}
+		c.rankOf[id] = uint32(r)
+	}
+	return c, nil
+}
+
+func (c *exploreCountry) decodeMeta(v []byte) error {
+	if len(v) < 1 || v[0] != exploreVersion {
+		return fmt.Errorf("%w: explorer meta record of an unknown version", errCorrupt)
+	}
+	d := decoder{s: string(v), off: 1}
+	n := d.uvarint()
+	if n > math.MaxInt32 {
+		d.fail("keyword count out of range")
+	}
+	c.n = int(n)
+	c.noSpace = d.byte() == 1
+	k := d.count(math.MaxInt32, 1)
+	for i := 0; i < k; i++ {
+		c.extras = append(c.extras, d.str())
+	}
+	if d.err == nil && d.off != len(d.s) {
+		d.fail("trailing bytes")
+	}
+	return d.err
+}
+
+// decodeBlock decodes a column block whose first rank is r.
+func (c *exploreCountry) decodeBlock(v []byte, r int, text []byte) (int, []byte, error) {
+	if len(v) < 1 || v[0] != exploreVersion {
+		return r, text, fmt.Errorf("%w: explorer column block of an unknown version", errCorrupt)
+	}
+	d := decoder{s: string(v), off: 1}
+	k := d.count(exploreBlockLen, 3)
+	if r+k > c.n {
+		return r, text, fmt.Errorf("%w: more keywords in the column blocks than the meta record counts", errCorrupt)
+	}
+	for i := 0; i < k && d.err == nil; i, r = i+1, r+1 {
+		id := d.uvarint()
+		if id >= uint64(c.n) {
+			d.fail("keyword id out of range")
+		}
+		c.id[r] = uint32(id)
+		h := d.byte()
+		c.has[r] = h
+		if h&hasVolume != 0 {
+			c.vol[r] = d.varint()
+		}
+		if h&hasCPC != 0 {
+			c.cpc[r] = d.varint()
+		}
+		if h&hasCompetition != 0 {
+			if d.off+8 > len(d.s) {
+				d.fail("truncated")
+				break
+			}
+			c.comp[r] = math.Float64frombits(binary.LittleEndian.Uint64([]byte(d.s[d.off : d.off+8])))
+			d.off += 8
+		}
+		g := d.uvarint()
+		if g >= uint64(c.n+len(c.extras)) {
+			d.fail("intent group out of range")
+		}
+		c.group[r] = uint32(g)
+		t := d.str()
+		c.words[r] = uint8(min(strings.Count(t, " ")+1, math.MaxUint8))
+		text = append(text, t...)
+		if len(text) > math.MaxUint32 {
+			d.fail("keyword text too long")
+		}
+		c.off = append(c.off, uint32(len(text)))
+	}
+	if d.err == nil && d.off != len(d.s) {
+		d.fail("trailing bytes")
+	}
+	return r, text, d.err
+}
+
+// postings reads the postings of a word or a gram (nil when it has none).
+func (h *handle) postings(cc string, kind byte, term string) ([]uint32, error) {
+	key, ok := appendExploreKey(nil, cc, kind, term)
+	if !ok {
+		return nil, nil
+	}
+	var out []uint32
+	_, err := h.getValue(key, func(v []byte) error {
+		var err error
+		out, err = decodePostings(v)
+		return err
+	})
+	return out, err
+}
+
+// decodePostings decodes appendPostings' list.
+func decodePostings(v []byte) ([]uint32, error) {
+	if len(v) < 1 || v[0] != exploreVersion {
+		return nil, fmt.Errorf("%w: postings of an unknown version", errCorrupt)
+	}
+	v = v[1:]
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)) {
+		return nil, fmt.Errorf("%w: postings count out of range", errCorrupt)
+	}
+	v = v[k:]
+	out := make([]uint32, n)
+	prev := int64(-1)
+	for i := range out {
+		var d uint64
+		if len(v) > 0 && v[0] < 0x80 {
+			d, v = uint64(v[0]), v[1:]
+		} else {
+			d, k = binary.Uvarint(v)
+			if k <= 0 {
+				return nil, fmt.Errorf("%w: postings truncated", errCorrupt)
+			}
+			v = v[k:]
+		}
+		if d == 0 || prev+int64(d) > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: postings out of order", errCorrupt)
+		}
+		prev += int64(d)
+		out[i] = uint32(prev)
+	}
+	if len(v) != 0 {
+		return nil, fmt.Errorf("%w: trailing bytes after postings", errCorrupt)
+	}
+	return out, nil
+}
+
+// intersect returns the ranks in both a and b (both ascending), into a's
+// storage; a is the shorter. It gallops through b when b is much longer.
+func intersect(a, b []uint32) []uint32 {
+	out := a[:0]
+	if len(b) > 16*len(a) {
+		lo := 0
+		for _, x := range a {
+			// Exponential search for x in b[lo:].
+			step := 1
+			hi := lo
+			for hi < len(b) && b[hi] < x {
+				lo = hi
+				hi += step
+				step *= 2
+			}
+			hi = min(hi+1, len(b))
+			i, found := slices.BinarySearch(b[lo:hi], x)
+			lo += i
+			if found {
+				out = append(out, x)
+			}
+			if lo >= len(b) {
+				break
+			}
+		}
+		return out
+	}
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j == len(b) {
+			break
+		}
+		if b[j] == x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// union merges ascending lists into one without repeats.
+func union(lists [][]uint32) []uint32 {
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	out := slices.Concat(lists...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// termCandidates returns the ranks that may hold term, and whether each
+// must still be checked: a word's postings are exact; for a language
+// written without spaces, a term of one or two characters has postings of
+// its own and a longer one intersects those of its pairs, which the
+// keyword's text then confirms.
+func (c *exploreCountry) termCandidates(term string, fetch func(byte, string) ([]uint32, error)) ([]uint32, bool, error) {
+	if !c.noSpace {
+		l, err := fetch('w', term)
+		return l, false, err
+	}
+	runes := utf8.RuneCountInString(term)
+	if runes <= 2 {
+		l, err := fetch('g', term)
+		return l, false, err
+	}
+	var lists [][]uint32
+	for i := 0; i < len(term); {
+		_, n1 := utf8.DecodeRuneInString(term[i:])
+		if i+n1 >= len(term) {
+			break
+		}
+		_, n2 := utf8.DecodeRuneInString(term[i+n1:])
+		l, err := fetch('g', term[i:i+n1+n2])
+		if err != nil || len(l) == 0 {
+			return nil, false, err
+		}
+		lists = append(lists, l)
+		i += n1
+	}
+	return intersectAll(lists), true, nil
+}
+
+// intersectAll intersects lists, the shortest first.
+func intersectAll(lists [][]uint32) []uint32 {
+	if len(lists) == 0 {
+		return nil
+	}
+	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
+	// The lists are the query's own (decoded for it): the shortest
+	// becomes the answer in place.
+	out := lists[0]
+	for _, l := range lists[1:] {
+		if len(out) == 0 {
+			break
+		}
+		out = intersect(out, l)
+	}
+	return out
+}
+
+// holdsPhrase reports whether text holds phrase as whole words.
+func holdsPhrase(text, phrase string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], phrase)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(phrase)
+		if (j == 0 || text[j-1] == ' ') && (end == len(text) || text[end] == ' ') {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// questionStarts are a language's question words by their first word,
+// so that a keyword costs one map lookup; nil for a language written
+// without spaces, whose short list is tried in turn.
+func questionStarts(words []string, noSpace bool) map[string][]string {
+	if noSpace {
+		return nil
+	}
+	m := map[string][]string{}
+	for _, w := range words {
+		first, _, _ := strings.Cut(w, " ")
+		m[first] = append(m[first], w)
+	}
+	return m
+}
+
+// isQuestion reports whether text begins with one of the words.
+func isQuestion(text string, words []string, starts map[string][]string) bool {
+	if starts != nil {
+		first, _, _ := strings.Cut(text, " ")
+		words = starts[first]
+	}
+	for _, w := range words {
+		if strings.HasPrefix(text, w) && (starts == nil || len(text) == len(w) || text[len(w)] == ' ') {
+			return true
+		}
+	}
+	return false
+}
+
+// sortKey is the value rank r sorts by; missing when it has none.
+func (c *exploreCountry) sortKey(r uint32, s kw.ExploreSort) (missing bool, v int64) {
+	switch s {
+	case kw.SortVolume:
+		return c.has[r]&hasVolume == 0, c.vol[r]
+	case kw.SortCPC:
+		return c.has[r]&hasCPC == 0, c.cpc[r]
+	case kw.SortCompetition:
+		return c.has[r]&hasCompetition == 0, kw.OrderedFloat(c.comp[r])
+	case kw.SortWords:
+		return false, int64(c.words[r])
+	}
+	return false, 0
+}
+
+// cmpKeys orders two sort values: present before missing, then by value
+// in the order asked.
+func cmpKeys(ma bool, va int64, mb bool, vb int64, desc bool) int {
+	switch {
+	case ma != mb:
+		if ma {
+			return 1
+		}
+		return -1
+	case ma || va == vb:
+		return 0
+	case (va > vb) == desc:
+		return -1
+	}
+	return 1
+}
+
+func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(byte, string) ([]uint32, error)) (kw.ExploreResult, error) {
+	var res kw.ExploreResult
+	// Candidates: every word of q.
+	var lists [][]uint32
+	var verify []string // terms the text must confirm (no-space languages)
+	for _, w := range slices.Compact(slices.Sorted(slices.Values(q.Words))) {
+		l, check, err := c.termCandidates(w, fetch)
+		if err != nil {
+			return res, err
+		}
+		if len(l) == 0 {
+			return res, nil
+		}
+		lists = append(lists, l)
+		if check {
+			verify = append(verify, w)
+		}
+	}
+	var include, exclude []uint32
+	var checkInclude, checkExclude []string
+	if len(q.Include) > 0 {
+		var ls [][]uint32
+		for _, w := range q.Include {
+			l, check, err := c.termCandidates(w, fetch)
+			if err != nil {
+				return res, err
+			}
+			ls = append(ls, l)
+			if check || c.noSpace {
+				checkInclude = q.Include
+			}
+		}
+		include = union(ls)
+		if len(include) == 0 {
+			return res, nil
+		}
+		lists = append(lists, include)
+	}
+	if len(q.Exclude) > 0 {
+		if c.noSpace {
+			checkExclude = q.Exclude
+		} else {
+			var ls [][]uint32
+			for _, w := range q.Exclude {
+				l, _, err := c.termCandidates(w, fetch)
+				if err != nil {
+					return res, err
+				}
+				ls = append(ls, l)
+			}
+			exclude = union(ls)
+		}
+	}
+	var questions []string
+	var starts map[string][]string
+	if q.Mode == kw.ModeQuestions {
+		questions = kw.QuestionWords(c.lang)
+		starts = questionStarts(questions, c.noSpace)
+		// A question holds the first word of its question word: the
+		// union of their postings narrows the candidates before the
+		// texts are read.
+		if starts != nil {
+			var ls [][]uint32
+			for _, w := range slices.Sorted(maps.Keys(starts)) {
+				l, _, err := c.termCandidates(w, fetch)
+				if err != nil {
+					return res, err
+				}
+				ls = append(ls, l)
+			}
+			qs := union(ls)
+			if len(qs) == 0 {
+				return res, nil
+			}
+			lists = append(lists, qs)
+		}
+	}
+	cands := intersectAll(lists)
+	phrase := q.Mode == kw.ModePhrase && (len(q.Words) > 1 || c.noSpace && len(verify) > 0)
+	intent := uint32(math.MaxUint32)
+	if q.Intent != "" {
+		g, ok := c.groupID(q.Intent)
+		if !ok {
+			return res, nil
+		}
+		intent = g
+	}
+	match := func(r uint32) bool {
+		if intent != math.MaxUint32 && c.group[r] != intent {
+			return false
+		}
+		h := c.has[r]
+		if q.MinVolume != nil && (h&hasVolume == 0 || c.vol[r] < *q.MinVolume) ||
+			q.MaxVolume != nil && (h&hasVolume == 0 || c.vol[r] > *q.MaxVolume) ||
+			q.MinCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] < *q.MinCPCMicros) ||
+			q.MaxCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] > *q.MaxCPCMicros) ||
+			q.MinCompetition != nil && (h&hasCompetition == 0 || c.comp[r] < *q.MinCompetition) ||
+			q.MaxCompetition != nil && (h&hasCompetition == 0 || c.comp[r] > *q.MaxCompetition) ||
+			q.MinWords != nil && int64(c.words[r]) < *q.MinWords ||
+			q.MaxWords != nil && int64(c.words[r]) > *q.MaxWords {
+			return false
+		}
+		if len(verify) == 0 && !phrase && questions == nil && checkInclude == nil && checkExclude == nil {
+			return true
+		}
+		t := c.kw(r)
+		for _, w := range verify {
+			if !strings.Contains(t, w) {
+				return false
+			}
+		}
+		if phrase {
+			if c.noSpace {
+				if !strings.Contains(t, q.Q) {
+					return false
+				}
+			} else if !holdsPhrase(t, q.Q) {
+				return false
+			}
+		}
+		if questions != nil && !isQuestion(t, questions, starts) {
+			return false
+		}
+		if checkInclude != nil && !slices.ContainsFunc(checkInclude, func(w string) bool { return strings.Contains(t, w) }) {
+			return false
+		}
+		if slices.ContainsFunc(checkExclude, func(w string) bool { return strings.Contains(t, w) }) {
+			return false
+		}
+		return true
+	}
+	if q.GroupIntent {
+		return c.groups(ctx, q, cands, exclude, match)
+	}
+	after := q.After
+	cmpAfter := func(r uint32) int { return c.cmpAfter(&q, r) }
+	cmpRanks := func(a, b uint32) int {
+		ma, va := c.sortKey(a, q.Sort)
+		mb, vb := c.sortKey(b, q.Sort)
+		if x := cmpKeys(ma, va, mb, vb, q.Desc); x != 0 {
+			return x
+		}
+		return int(c.id[a]) - int(c.id[b])
+	}
+	stream := q.Sort == kw.SortVolume && q.Desc
+	top := topRanks{limit: q.Limit, cmp: cmpRanks}
+	var page []uint32
+	var total, afterCount int64
+	passed := after == nil
+	ex := 0
+	for i, r := range cands {
+		if i%65536 == 65535 {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+		}
+		for ex < len(exclude) && exclude[ex] < r {
+			ex++
+		}
+		if ex < len(exclude) && exclude[ex] == r {
+			continue
+		}
+		if !match(r) {
+			continue
+		}
+		total++
+		if stream {
+			if !passed && cmpAfter(r) > 0 {
+				passed = true
+			}
+			if passed {
+				afterCount++
+				if len(page) < q.Limit {
+					page = append(page, r)
+				}
+			}
+			continue
+		}
+		if after != nil && cmpAfter(r) <= 0 {
+			continue
+		}
+		afterCount++
+		top.offer(r)
+	}
+	if !stream {
+		page = top.sorted()
+	}
+	return c.answer(q, total, page, afterCount), nil
+}
+
+// answer makes the rows of a page and the cursor of the next, if more
+// than the page come after the cursor.
+func (c *exploreCountry) answer(q kw.ExploreQuery, total int64, page []uint32, afterCount int64) kw.ExploreResult {
+	res := kw.ExploreResult{Total: total, Rows: make([]kw.ExploreRow, len(page))}
+	for i, r := range page {
+		row := &res.Rows[i]
+		row.Keyword = c.kw(r)
+		h := c.has[r]
+		if h&hasVolume != 0 {
+			row.Volume = copyOpt(&c.vol[r])
+		}
+		if h&hasCPC != 0 {
+			row.CPCMicros = copyOpt(&c.cpc[r])
+		}
+		if h&hasCompetition != 0 {
+			row.Competition = copyOpt(&c.comp[r])
+		}
+		row.Intent = c.leader(c.group[r])
+	}
+	if afterCount > int64(len(page)) && len(page) > 0 {
+		last := page[len(page)-1]
+		m, v := c.sortKey(last, q.Sort)
+		res.NextCursor = q.EncodeCursor(kw.ExplorePosition{Missing: m, Value: v, Keyword: c.kw(last)})
+	}
+	return res
+}
+
+// cmpAfter orders rank r against a cursor's position in q's order: > 0
+// when r comes after it.
+func (c *exploreCountry) cmpAfter(q *kw.ExploreQuery, r uint32) int {
+	m, v := c.sortKey(r, q.Sort)
+	if x := cmpKeys(m, v, q.After.Missing, q.After.Value, q.Desc); x != 0 {
+		return x
+	}
+	return strings.Compare(c.kw(r), q.After.Keyword)
+}
+
+// oneList returns the postings key of a query answered by one postings
+// list as it stands: one word with an exact list, no other condition, the
+// default order. Its total is the list's count and its page the first
+// entries after the cursor, so it reads only as far as its page.
+func (c *exploreCountry) oneList(q *kw.ExploreQuery) (kind byte, term string, ok bool) {
+	if q.GroupIntent || q.Sort != kw.SortVolume || !q.Desc || q.Mode == kw.ModeQuestions || len(q.Words) != 1 ||
+		len(q.Include) > 0 || len(q.Exclude) > 0 || q.Intent != "" ||
+		q.MinVolume != nil || q.MaxVolume != nil || q.MinCPCMicros != nil || q.MaxCPCMicros != nil ||
+		q.MinCompetition != nil || q.MaxCompetition != nil || q.MinWords != nil || q.MaxWords != nil {
+		return 0, "", false
+	}
+	if !c.noSpace {
+		return 'w', q.Words[0], true
+	}
+	if utf8.RuneCountInString(q.Words[0]) <= 2 {
+		return 'g', q.Words[0], true
+	}
+	return 0, "", false
+}
+
+// headPage answers a oneList query from the head of its postings value v.
+func (c *exploreCountry) headPage(q *kw.ExploreQuery, v []byte) (kw.ExploreResult, error) {
+	if len(v) < 1 || v[0] != exploreVersion {
+		return kw.ExploreResult{}, fmt.Errorf("%w: postings of an unknown version", errCorrupt)
+	}
+	v = v[1:]
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)) {
+		return kw.ExploreResult{}, fmt.Errorf("%w: postings count out of range", errCorrupt)
+	}
+	v = v[k:]
+	page := make([]uint32, 0, min(uint64(q.Limit), n))
+	prev := int64(-1)
+	var afterCount int64
+	for i := uint64(0); i < n && len(page) < q.Limit; i++ {
+		d, k := binary.Uvarint(v)
+		if k <= 0 || d == 0 || prev+int64(d) >= int64(c.n) {
+			return kw.ExploreResult{}, fmt.Errorf("%w: postings out of range", errCorrupt)
+		}
+		v = v[k:]
+		prev += int64(d)
+		r := uint32(prev)
+		if afterCount == 0 && q.After != nil && c.cmpAfter(q, r) <= 0 {
+			continue
+		}
+		if afterCount == 0 {
+			afterCount = int64(n - i)
+		}
+		page = append(page, r)
+	}
+	return c.answer(*q, int64(n), page, afterCount), nil
+}
+
+// copyOpt copies a number out of the columns, which answers must not
+// share.
+func copyOpt[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// groupAcc is an intent group among the matches.
+type exploreGroupAcc struct {
+	gid    uint32
+	count  int64
+	volume int64
+	top    [kw.ExploreTopMembers]uint32
+	nTop   int
+}
+
+func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands, exclude []uint32, match func(uint32) bool) (kw.ExploreResult, error) {
+	var res kw.ExploreResult
+	// slot maps a group id to its place in accs plus one (0: none yet);
+	// it is as long as there are groups, so it is pooled and cleared
+	// where used.
+	sp, _ := c.slots.Get().(*[]int32)
+	if sp == nil {
+		s := make([]int32, c.n+len(c.extras))
+		sp = &s
+	}
+	slot := *sp
+	var accs []exploreGroupAcc
+	defer func() {
+		for i := range accs {
+			slot[accs[i].gid] = 0
+		}
+		c.slots.Put(sp)
+	}()
+	ex := 0
+	for i, r := range cands {
+		if i%65536 == 65535 {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+		}
+		for ex < len(exclude) && exclude[ex] < r {
+			ex++
+		}
+		if ex < len(exclude) && exclude[ex] == r || !match(r) {
+			continue
+		}
+		res.Total++
+		g := c.group[r]
+		k := int(slot[g]) - 1
+		if k < 0 {
+			k = len(accs)
+			slot[g] = int32(k + 1)
+			accs = append(accs, exploreGroupAcc{gid: g})
+		}
+		a := &accs[k]
+		a.count++
+		if c.has[r]&hasVolume != 0 {
+			a.volume += c.vol[r]
+		}
+		// Ranks arrive in the default order: the first are the top.
+		if a.nTop < len(a.top) {
+			a.top[a.nTop] = r
+			a.nTop++
+		}
+	}
+	res.TotalGroups = int64(len(accs))
+	cmp := func(a, b uint32) int {
+		x, y := &accs[a], &accs[b]
+		if x.volume != y.volume {
+			if x.volume > y.volume {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(c.leader(x.gid), c.leader(y.gid))
+	}
+	top := topRanks{limit: q.Limit, cmp: cmp}
+	var afterCount int64
+	for i := range accs {
+		a := &accs[i]
+		if p := q.After; p != nil && (a.volume > p.Value || a.volume == p.Value && c.leader(a.gid) <= p.Keyword) {
+			continue
+		}
+		afterCount++
+		top.offer(uint32(i))
+	}
+	page := top.sorted()
+	res.Groups = make([]kw.ExploreGroup, len(page))
+	for i, k := range page {
+		a := &accs[k]
+		g := kw.ExploreGroup{Intent: c.leader(a.gid), MembersMatched: a.count, Volume: a.volume, Top: make([]string, a.nTop)}
+		for j := range g.Top {
+			g.Top[j] = c.kw(a.top[j])
+		}
+		res.Groups[i] = g
+	}
+	if afterCount > int64(len(page)) && len(page) > 0 {
+		last := res.Groups[len(page)-1]
+		res.NextCursor = q.EncodeCursor(kw.ExplorePosition{Value: last.Volume, Keyword: last.Intent})
+	}
+	return res, nil
+}
+
+// topRanks keeps the limit first values offered in cmp's order: a heap
+// whose root is the last of them.
+type topRanks struct {
+	limit int
+	cmp   func(a, b uint32) int
+	heap  []uint32
+}
+
+func (t *topRanks) offer(r uint32) {
+	if len(t.heap) < t.limit {
+		t.heap = append(t.heap, r)
+		// Sift up.
+		for i := len(t.heap) - 1; i > 0; {
+			p := (i - 1) / 2
+			if t.cmp(t.heap[i], t.heap[p]) <= 0 {
+				break
+			}
+			t.heap[i], t.heap[p] = t.heap[p], t.heap[i]
+			i = p
+		}
+		return
+	}
+	if t.limit == 0 || t.cmp(r, t.heap[0]) >= 0 {
+		return
+	}
+	t.heap[0] = r
+	for i := 0; ; {
+		l, big := 2*i+1, i
+		if l < len(t.heap) && t.cmp(t.heap[l], t.heap[big]) > 0 {
+			big = l
+		}
+		if l+1 < len(t.heap) && t.cmp(t.heap[l+1], t.heap[big]) > 0 {
+			big = l + 1
+		}
+		if big == i {
+			break
+		}
+		t.heap[i], t.heap[big] = t.heap[big], t.heap[i]
+		i = big
+	}
+}
+
+func (t *topRanks) sorted() []uint32 {
+	slices.SortFunc(t.heap, t.cmp)
+	return t.heap
+}
