@@ -3,9 +3,11 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 )
 
 // Sessions signs people in by email code and keeps their browser signed
@@ -104,4 +106,36 @@ func WithAccount(ctx context.Context, account string) context.Context {
 func AccountFrom(ctx context.Context) (string, bool) {
 	a, ok := ctx.Value(accountKey{}).(string)
 	return a, ok && a != ""
+}
+
+// SendSigninCode starts a sign-in for email and mails its code; it returns
+// the address as the store normalized it. The answer is the same whether
+// the mailbox has an account or not, so that it tells no one who is
+// registered.
+func (s *Core) SendSigninCode(r *http.Request, email string) (string, error) {
+	si, err := s.Sessions.StartSignin(r.Context(), email, s.ClientAddr(r))
+	if err != nil {
+		return "", RegisterError(err)
+	}
+	if err := s.Mailer.SendMail(r.Context(), signinMail(si, s.BaseURL(r))); err != nil {
+		return "", HTTPError{Status: http.StatusServiceUnavailable, Code: CodeMailUnavailable,
+			Msg: "The code could not be mailed just now; retry in a few minutes.", Err: err,
+			Header: http.Header{"Retry-After": {"60"}}}
+	}
+	return si.Email, nil
+}
+
+// signinMail words the message that carries a sign-in code.
+func signinMail(si Signup, base string) Mail {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your kwdata sign-in code is %s\n\n", si.Code)
+	b.WriteString("Enter it on the page that asked for it to sign in. Signing in never changes your\n" +
+		"API key. If you did not ask to sign in, ignore this mail: nothing happens.\n\n")
+	fmt.Fprintf(&b, "The code works for %d minutes, until %s UTC.\n", int(CodeTTL/time.Minute), si.Expires.UTC().Format("15:04"))
+	fmt.Fprintf(&b, "%s/account\n", base)
+	to := si.To
+	if to == "" {
+		to = si.Email
+	}
+	return Mail{To: to, Subject: "Your kwdata sign-in code: " + si.Code, Text: b.String()}
 }
