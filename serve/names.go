@@ -23,6 +23,7 @@ type (
 	QuotaError                = web.QuotaError
 	Readier                   = web.Readier
 	Registrar                 = web.Registrar
+	Sessions                  = web.Sessions
 	Signup                    = web.Signup
 	Ticket                    = web.Ticket
 	TooManyRegistrationsError = web.TooManyRegistrationsError

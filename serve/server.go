@@ -19,6 +19,7 @@ import (
 	"github.com/kwdata/kwdata/serve/accounts"
 	"github.com/kwdata/kwdata/serve/agent"
 	"github.com/kwdata/kwdata/serve/api"
+	"github.com/kwdata/kwdata/serve/oauth"
 	"github.com/kwdata/kwdata/serve/pages"
 	"github.com/kwdata/kwdata/serve/web"
 )
@@ -51,6 +52,13 @@ type Options struct {
 	// /v1/register/verify, /v1/keys/rotate). Default: nil, and those
 	// routes answer 404 not_found (keys come only from the operator).
 	Registrar Registrar
+	// Sessions signs people in by email code and keeps their sessions
+	// (GET /account and the OAuth approval). Default: nil, and signing in
+	// is off (a pasted key still shows its account).
+	Sessions Sessions
+	// OAuth keeps the clients, codes and tokens of agents that sign in
+	// (POST /mcp/oauth). Default: nil, and the OAuth endpoints answer 404.
+	OAuth oauth.Store
 	// Mailer sends sign-up codes. Default: LogMailer on Logger, which
 	// writes each message to the log instead of sending it.
 	Mailer Mailer
@@ -147,6 +155,7 @@ func New(opt Options) *Server {
 			Access:    opt.Access,
 			Trusted:   opt.TrustedProxies,
 			Registrar: opt.Registrar,
+			Sessions:  opt.Sessions,
 			Mailer:    opt.Mailer,
 			Billing:   opt.Billing,
 		},

@@ -21,6 +21,7 @@ import (
 	"github.com/kwdata/kwdata/serve/access"
 	"github.com/kwdata/kwdata/serve/billing"
 	"github.com/kwdata/kwdata/serve/mail"
+	"github.com/kwdata/kwdata/serve/oauth"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -220,7 +221,7 @@ func (m *Main) serve(ctx context.Context, cfg serveConfig) error {
 	}
 	h := serve.New(serve.Options{
 		Index: store, Logger: m.Logger.With("component", "http"), TrustedProxies: cfg.trusted,
-		Access: acc.adapter, Registrar: acc.registrar, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
+		Access: acc.adapter, Registrar: acc.registrar, Sessions: acc.sessions, OAuth: acc.oauth, Mailer: cfg.mailer, Billing: bill, Registry: reg, AllowedOrigins: cfg.allowedOrigins,
 		PublicURL: cfg.publicURL, AnswerCacheBytes: cfg.answerCacheBytes, Now: m.now,
 	})
 	if cfg.pprof != "" {
@@ -292,6 +293,8 @@ func (m *Main) registerIndexMetrics(reg prometheus.Registerer, store *index.Stor
 type serveAccess struct {
 	adapter   serve.Access
 	registrar serve.Registrar  // nil: no self-registration
+	sessions  serve.Sessions   // nil: no signing in
+	oauth     oauth.Store      // nil: no sign-in for agents
 	accounts  billing.Accounts // nil: no billing
 }
 
@@ -308,7 +311,7 @@ func (m *Main) openServeAccess(ctx context.Context, cfg serveConfig, reg prometh
 		}
 		m.Logger.Info("keys, lookup counts, sign-ups and billing are shared in Redis", "redis", redactedURL(cfg.access))
 		a := rs.ForServer()
-		return serveAccess{a, a, a.ForBilling()}, func() {
+		return serveAccess{a, a, a, rs.ForOAuth(), a.ForBilling()}, func() {
 			if err := rs.Close(); err != nil {
 				m.Logger.Error("cannot flush the paid lookups", "err", err)
 			}
@@ -322,7 +325,7 @@ func (m *Main) openServeAccess(ctx context.Context, cfg serveConfig, reg prometh
 		return acc, nil, fmt.Errorf("cannot open the access store: %w", err)
 	}
 	a := st.ForServer()
-	return serveAccess{a, a, a.ForBilling()}, func() {
+	return serveAccess{a, a, a, st.ForOAuth(), a.ForBilling()}, func() {
 		if err := st.Close(); err != nil {
 			m.Logger.Error("cannot flush the access counters", "err", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/serve"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // serveStore is what the HTTP server needs of a store; *Store and
@@ -24,6 +25,15 @@ type serveStore interface {
 	MonthUsage(id string) (registered, paid int64)
 	RegisteredPerMonth() int64
 	now() time.Time
+
+	AdmitAccount(ctx context.Context, id string, client netip.Addr, n int) (*Reservation, error)
+	StartSignin(ctx context.Context, email string, client netip.Addr) (Signin, error)
+	VerifySignin(ctx context.Context, email, code string) (KeyRecord, error)
+	NewSession(ctx context.Context, accountID string) (string, error)
+	Session(ctx context.Context, raw string) (KeyRecord, error)
+	EndSession(ctx context.Context, raw string) error
+	AccountByID(ctx context.Context, id string) (KeyRecord, Billing, error)
+	RotateAccountKey(ctx context.Context, id string) (string, KeyRecord, error)
 }
 
 func (s *Store) now() time.Time      { return s.opt.Now() }
@@ -43,8 +53,17 @@ func (s *RedisStore) ForServer() ServeAdapter { return ServeAdapter{s} }
 type ServeAdapter struct{ s serveStore }
 
 // Admit identifies the caller and reserves n lookups (serve.Access).
+// A request of a signed-in account (web.WithAccount: a session or an
+// OAuth access token) counts on that account, read live, so a tier bought
+// a minute ago applies at once.
 func (a ServeAdapter) Admit(ctx context.Context, r *http.Request, client netip.Addr, n int) (serve.Ticket, error) {
-	res, err := a.s.Admit(ctx, r, client, n)
+	var res *Reservation
+	var err error
+	if id, ok := web.AccountFrom(ctx); ok {
+		res, err = a.s.AdmitAccount(ctx, id, client, n)
+	} else {
+		res, err = a.s.Admit(ctx, r, client, n)
+	}
 	if err != nil {
 		var qe *QuotaError
 		switch {
@@ -106,17 +125,82 @@ func (a ServeAdapter) Account(ctx context.Context, key string) (serve.AccountInf
 	if err != nil {
 		return serve.AccountInfo{}, signupError(err)
 	}
+	return a.accountInfo(rec, b), nil
+}
+
+// AccountByID describes the account id for its page, as Account does for
+// a key (web.Sessions).
+func (a ServeAdapter) AccountByID(ctx context.Context, id string) (serve.AccountInfo, error) {
+	rec, b, err := a.s.AccountByID(ctx, id)
+	if err != nil {
+		return serve.AccountInfo{}, signupError(err)
+	}
+	return a.accountInfo(rec, b), nil
+}
+
+func (a ServeAdapter) accountInfo(rec KeyRecord, b Billing) serve.AccountInfo {
 	now := a.s.now().UTC()
 	reg, paid := a.s.MonthUsage(rec.ID)
 	info := serve.AccountInfo{KeyID: rec.ID, Email: rec.Email, Tier: string(rec.ActiveTier(now)), Quota: a.s.RegisteredPerMonth(),
-		SubStatus: b.Status, HasCustomer: b.Customer != "", CancelAtPeriodEnd: b.CancelAtPeriodEnd, PaymentFailed: b.PaymentFailed}
+		SubStatus: b.Status, HasCustomer: b.Customer != "", CancelAtPeriodEnd: b.CancelAtPeriodEnd, PaymentFailed: b.PaymentFailed,
+		NoKeyShown: rec.NoKeyShown}
 	if info.Tier == string(Paid) {
 		info.Used, info.Left, info.Renews = reg+paid, -1, rec.PaidUntil
 	} else {
 		info.Used, info.Left = reg, max(info.Quota-reg, 0)
 		info.Renews = time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	return info, nil
+	return info
+}
+
+// StartSignin makes a sign-in code for email (web.Sessions).
+func (a ServeAdapter) StartSignin(ctx context.Context, email string, client netip.Addr) (serve.Signup, error) {
+	si, err := a.s.StartSignin(ctx, email, client)
+	if err != nil {
+		return serve.Signup{}, signupError(err)
+	}
+	return serve.Signup{Email: si.Email, To: si.To, Code: si.Code, Expires: si.Expires}, nil
+}
+
+// VerifySignin trades a sign-in code for its account (web.Sessions).
+func (a ServeAdapter) VerifySignin(ctx context.Context, email, code string) (string, error) {
+	rec, err := a.s.VerifySignin(ctx, email, code)
+	if err != nil {
+		return "", signupError(err)
+	}
+	return rec.ID, nil
+}
+
+// NewSession opens a session of the account (web.Sessions).
+func (a ServeAdapter) NewSession(ctx context.Context, account string) (string, error) {
+	id, err := a.s.NewSession(ctx, account)
+	return id, signupError(err)
+}
+
+// Session returns the account of a live session (web.Sessions).
+func (a ServeAdapter) Session(ctx context.Context, id string) (string, error) {
+	rec, err := a.s.Session(ctx, id)
+	if errors.Is(err, ErrNoSession) {
+		return "", fmt.Errorf("%w: %w", web.ErrNoSession, err)
+	}
+	if err != nil {
+		return "", unavailableError(err)
+	}
+	return rec.ID, nil
+}
+
+// EndSession ends a session (web.Sessions).
+func (a ServeAdapter) EndSession(ctx context.Context, id string) error {
+	return unavailableError(a.s.EndSession(ctx, id))
+}
+
+// RotateAccountKey gives the account a new key (web.Sessions).
+func (a ServeAdapter) RotateAccountKey(ctx context.Context, account string) (string, error) {
+	key, _, err := a.s.RotateAccountKey(ctx, account)
+	if err != nil {
+		return "", signupError(err)
+	}
+	return key, nil
 }
 
 // ForBilling returns the store as billing sees it.

@@ -28,6 +28,9 @@ type Core struct {
 	// Registrar runs sign-up and key rotation; nil when keys come only
 	// from the operator.
 	Registrar Registrar
+	// Sessions signs people in and keeps their sessions; nil when keys
+	// come only from the operator.
+	Sessions Sessions
 	// Mailer sends sign-up codes.
 	Mailer Mailer
 	// Billing runs the paid tier's subscription; nil when the server

@@ -65,6 +65,9 @@ type AccountInfo struct {
 	// PaymentFailed is when the last charge failed, if no charge has
 	// succeeded since; zero otherwise.
 	PaymentFailed time.Time
+	// NoKeyShown is true for an account made by signing in, whose API key
+	// was never shown: the page offers to create one.
+	NoKeyShown bool
 }
 
 // Signup is a one-time code to mail, from Registrar.StartSignup.
