@@ -99,6 +99,7 @@ type engine struct {
 	// three quarters of that walk.
 	hkOff, hkKw []uint32
 	hkVol       []uint64
+	hkOne       []bool // whether the member holds this hub only
 	// byText lists ranks in text order: the output order.
 	byText []uint32
 
@@ -543,11 +544,15 @@ func (e *engine) hubLists() {
 	}
 	e.hkKw = bigSlice[uint32](int(e.hkOff[e.hubs]))
 	e.hkVol = bigSlice[uint64](int(e.hkOff[e.hubs]))
+	e.hkOne = bigSlice[bool](int(e.hkOff[e.hubs]))
 	fill := slices.Clone(e.hkOff[:e.hubs])
 	for r := range e.n {
-		forBits(e.mask[r*w:r*w+w], func(b int) {
+		m := e.mask[r*w : r*w+w]
+		one := shared(m, m) == 1
+		forBits(m, func(b int) {
 			e.hkKw[fill[b]] = uint32(r)
 			e.hkVol[fill[b]] = e.vol[r]
+			e.hkOne[fill[b]] = one
 			fill[b]++
 		})
 	}
@@ -1231,9 +1236,12 @@ func (w *worker) walkHubs(k uint32, mk []uint64, hk int32) {
 			}
 		}
 		lo, hi := e.hkOff[f.g], e.hkOff[f.g+1]
-		c := e.hkKw[lo+uint32(f.pos)]
-		// With one hub, k shares exactly that one with every member.
-		if c != k && (hk == 1 || shared(mk, e.mask[int(c)*W:int(c)*W+W]) == 1) && !w.isLight(c) {
+		i := lo + uint32(f.pos)
+		c := e.hkKw[i]
+		// k shares exactly this hub with a member that has no other, or
+		// with every member when k has no other; only the rest need their
+		// mask read (a random read that was a fifth of the walk).
+		if c != k && (hk == 1 || e.hkOne[i] || shared(mk, e.mask[int(c)*W:int(c)*W+W]) == 1) && !w.isLight(c) {
 			w.offer(cand{c: c, o: 1, hi: f.hi, lo: f.lo})
 		}
 		f.pos += f.step
