@@ -141,6 +141,52 @@ func TestComputeHubOnlyNeighbours(t *testing.T) {
 	}
 }
 
+// TestComputeOneHubNeighbours builds the web's hub shape: keywords with
+// one to three of many hubs and few light URLs in common, so that most
+// related keywords share a single hub and come from the level-1 walk
+// through each hub's keywords (with members that hold other hubs of k,
+// which that walk must pass over, and ties in volume).
+func TestComputeOneHubNeighbours(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const n, hubs = 3000, 40
+	kws := make([]Keyword, n)
+	serps := make([][]string, n)
+	for i := range kws {
+		kws[i] = Keyword{Text: fmt.Sprintf("o%04d", i), Volume: tieVolumes[rng.IntN(len(tieVolumes))] + rng.Int64N(2)}
+		for range 1 + rng.IntN(3) {
+			if u := fmt.Sprintf("hub%d/", rng.IntN(hubs)); !slices.Contains(serps[i], u) {
+				serps[i] = append(serps[i], u)
+			}
+		}
+		for j := range 8 {
+			serps[i] = append(serps[i], fmt.Sprintf("own%d/%d", i, j))
+		}
+		if rng.IntN(4) == 0 {
+			serps[i] = append(serps[i], fmt.Sprintf("pair%d/", i/2))
+		}
+	}
+	for _, topK := range []int{1, 10} {
+		for _, minO := range []int{0, 1} {
+			opt := Options{TopK: topK, MinOverlap: minO, hubMinDF: 20, Workers: 2, BatchSize: 64}
+			wantRel, wantInt := Brute(kws, serps, opt)
+			gotRel, gotInt, err := Compute(context.Background(), kws, serps, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, wantRel, gotRel, wantInt, gotInt)
+			one := 0
+			for _, r := range gotRel {
+				if r.Overlap == 1 {
+					one++
+				}
+			}
+			if one < len(gotRel)/4 {
+				t.Fatalf("TopK %d: %d of %d related rows share one URL; the corpus does not exercise the level-1 walk", topK, one, len(gotRel))
+			}
+		}
+	}
+}
+
 // TestComputeDeterministic is the metamorphic test: the output is the same
 // for any number of workers and any batch size, and does not depend on the
 // input order.

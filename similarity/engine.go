@@ -93,6 +93,13 @@ type engine struct {
 	gMask      []uint64 // w words per group
 	gOff, gKw  []uint32 // members by rank
 	hOff, hGrp []uint32 // groups holding each hub
+	// The keywords holding each hub, by rank, and their volumes beside
+	// them: the hub-only search walks them for candidates that share one
+	// hub with k (hubLists), and reading each one's volume from e.vol was
+	// three quarters of that walk.
+	hkOff, hkKw []uint32
+	hkVol       []uint64
+	hkOne       []bool // whether the member holds this hub only
 	// byText lists ranks in text order: the output order.
 	byText []uint32
 
@@ -141,6 +148,7 @@ func newEngine(c *corpus, opt Options) (*engine, error) {
 	phase("postings")
 	e.metas()
 	e.buildGroups()
+	e.hubLists()
 	phase("hub groups")
 	return e, nil
 }
@@ -515,6 +523,36 @@ func (e *engine) buildGroups() {
 	for g := 0; g < groups; g++ {
 		forBits(e.gMask[g*w:g*w+w], func(b int) {
 			e.hGrp[fill[b]] = uint32(g)
+			fill[b]++
+		})
+	}
+}
+
+// hubLists fills e.hkOff and e.hkKw: for each hub, the keywords holding
+// it in rank order (so by volume descending), a counting sort of the masks.
+func (e *engine) hubLists() {
+	w := e.w
+	e.hkOff = make([]uint32, e.hubs+1)
+	if w == 0 {
+		return
+	}
+	for r := range e.n {
+		forBits(e.mask[r*w:r*w+w], func(b int) { e.hkOff[b+1]++ })
+	}
+	for b := 0; b < e.hubs; b++ {
+		e.hkOff[b+1] += e.hkOff[b]
+	}
+	e.hkKw = bigSlice[uint32](int(e.hkOff[e.hubs]))
+	e.hkVol = bigSlice[uint64](int(e.hkOff[e.hubs]))
+	e.hkOne = bigSlice[bool](int(e.hkOff[e.hubs]))
+	fill := slices.Clone(e.hkOff[:e.hubs])
+	for r := range e.n {
+		m := e.mask[r*w : r*w+w]
+		one := shared(m, m) == 1
+		forBits(m, func(b int) {
+			e.hkKw[fill[b]] = uint32(r)
+			e.hkVol[fill[b]] = e.vol[r]
+			e.hkOne[fill[b]] = one
 			fill[b]++
 		})
 	}
@@ -1015,37 +1053,49 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 		w.levels[o] = w.levels[o][:0]
 	}
 	// Levels below low are never visited: the top-K is full with a worse
-	// overlap, and they are below the same-intent overlap. A group sharing
-	// at least low of k's hk hubs holds one of any hk-low+1 of them, so
-	// only the group lists of the hk-low+1 hubs with the fewest groups are
-	// scanned: a head hub's list, which holds most groups, rarely is.
+	// overlap, and they are below the same-intent overlap.
 	low := int32(1)
 	if K := e.opt.TopK; len(w.top) == K {
 		low = max(1, min(w.top[K-1].o, minO))
 	}
+	// Level 1 holds almost every group that meets k's mask (a head hub's
+	// groups are most of them), and has no followers unless MinOverlap is
+	// 1: it is walked through the keywords of each of k's hubs instead
+	// (walkHubs), and the groups are scanned for levels 2 and up only.
+	byHub := low == 1 && minO > 1
+	scan := low
+	if byHub {
+		scan = 2
+	}
+	// A group sharing at least scan of k's hk hubs holds one of any
+	// hk-scan+1 of them, so only the group lists of the hk-scan+1 hubs
+	// with the fewest groups are scanned: a head hub's list, which holds
+	// most groups, rarely is.
 	hubs := w.hubs[:0]
-	forBits(mk, func(b int) { hubs = append(hubs, uint32(b)) })
-	if low > 1 {
-		slices.SortFunc(hubs, func(a, b uint32) int {
-			return cmp.Compare(e.hOff[a+1]-e.hOff[a], e.hOff[b+1]-e.hOff[b])
-		})
-		hubs = hubs[:hk-low+1]
+	if scan <= hk {
+		forBits(mk, func(b int) { hubs = append(hubs, uint32(b)) })
+		if scan > 1 {
+			slices.SortFunc(hubs, func(a, b uint32) int {
+				return cmp.Compare(e.hOff[a+1]-e.hOff[a], e.hOff[b+1]-e.hOff[b])
+			})
+			hubs = hubs[:hk-scan+1]
+		}
 	}
 	w.hubs = hubs
 	for _, b := range hubs {
 		for _, g := range e.hGrp[e.hOff[b]:e.hOff[b+1]] {
 			if w.gStamp[g] != w.epoch {
 				w.gStamp[g] = w.epoch
-				if o := shared(mk, e.gMask[int(g)*W:int(g)*W+W]); o >= low {
+				if o := shared(mk, e.gMask[int(g)*W:int(g)*W+W]); o >= scan {
 					w.levels[o] = append(w.levels[o], g)
 				}
 			}
 		}
 	}
-	for o := hk; o >= 1; o-- {
+	for o := hk; o >= scan; o-- {
 		need := w.needs(o)
 		if !need && o < minO {
-			break
+			return
 		}
 		gs := w.levels[o]
 		if len(gs) == 0 {
@@ -1057,6 +1107,9 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 		if need {
 			w.walk(k, o, gs)
 		}
+	}
+	if byHub && w.needs(1) {
+		w.walkHubs(k, mk, hk)
 	}
 }
 
@@ -1129,6 +1182,74 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 			fr = fr[:len(fr)-1]
 		} else {
 			f.hi, f.lo = hiLo(vk, e.vol[m[f.pos]])
+		}
+		if len(fr) > 0 {
+			siftDown(fr, 0)
+		}
+	}
+	w.fronts = fr[:0]
+}
+
+// walkHubs ranks the H candidates of level 1, nearest volume first, until
+// no remaining one can enter the top-K. They are the keywords that share
+// exactly one hub with k, so each lies in exactly one of the lists of k's
+// hubs: each list is walked outward from k's volume (a front's g is the
+// hub), and a member sharing more hubs, ranked on its own level, is passed
+// over. Walking a list costs the members near k's volume, where walking
+// the groups of level 1 cost a search of each group.
+func (w *worker) walkHubs(k uint32, mk []uint64, hk int32) {
+	e := w.e
+	W := e.w
+	vk := e.vol[k]
+	fr := w.fronts[:0]
+	forBits(mk, func(b int) {
+		vs := e.hkVol[e.hkOff[b]:e.hkOff[b+1]]
+		// p: first member with volume <= v_k (members are by volume desc).
+		p, q := 0, len(vs)
+		for p < q {
+			h := int(uint(p+q) >> 1)
+			if vs[h] > vk {
+				p = h + 1
+			} else {
+				q = h
+			}
+		}
+		if p > 0 {
+			hi, lo := hiLo(vk, vs[p-1])
+			fr = append(fr, front{hi: hi, lo: lo, g: uint32(b), pos: int32(p - 1), step: -1})
+		}
+		if p < len(vs) {
+			hi, lo := hiLo(vk, vs[p])
+			fr = append(fr, front{hi: hi, lo: lo, g: uint32(b), pos: int32(p), step: 1})
+		}
+	})
+	for i := len(fr)/2 - 1; i >= 0; i-- {
+		siftDown(fr, i)
+	}
+	K := e.opt.TopK
+	for len(fr) > 0 {
+		f := &fr[0]
+		if len(w.top) == K {
+			worst := &w.top[K-1]
+			if worst.o > 1 || (worst.o == 1 && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0) {
+				break
+			}
+		}
+		lo, hi := e.hkOff[f.g], e.hkOff[f.g+1]
+		i := lo + uint32(f.pos)
+		c := e.hkKw[i]
+		// k shares exactly this hub with a member that has no other, or
+		// with every member when k has no other; only the rest need their
+		// mask read (a random read that was a fifth of the walk).
+		if c != k && (hk == 1 || e.hkOne[i] || shared(mk, e.mask[int(c)*W:int(c)*W+W]) == 1) && !w.isLight(c) {
+			w.offer(cand{c: c, o: 1, hi: f.hi, lo: f.lo})
+		}
+		f.pos += f.step
+		if f.pos < 0 || uint32(f.pos) >= hi-lo {
+			fr[0] = fr[len(fr)-1]
+			fr = fr[:len(fr)-1]
+		} else {
+			f.hi, f.lo = hiLo(vk, e.hkVol[lo+uint32(f.pos)])
 		}
 		if len(fr) > 0 {
 			siftDown(fr, 0)

@@ -36,6 +36,7 @@ func TestEngineSameOnEveryCore(t *testing.T) {
 			{"pOff", one.pOff, e.pOff}, {"pKw", one.pKw, e.pKw},
 			{"gOff", one.gOff, e.gOff}, {"gKw", one.gKw, e.gKw},
 			{"hOff", one.hOff, e.hOff}, {"hGrp", one.hGrp, e.hGrp},
+			{"hkOff", one.hkOff, e.hkOff}, {"hkKw", one.hkKw, e.hkKw},
 		} {
 			if !slices.Equal(a.a, a.b) {
 				t.Errorf("%d workers: %s differs from one worker's", workers, a.name)

@@ -21,9 +21,13 @@ func generateCountry(ctx context.Context, opt Options, cc, dir string) (stats, e
 	if err != nil {
 		return stats{}, err
 	}
+	hubCount, hubHead := 0, 0.0
+	if opt.Shape == ShapeWeb {
+		hubCount, hubHead = webHubs, webHubHead
+	}
 	r := &renderer{
 		p:       p,
-		hubs:    newHubs(cc, seed, opt.Keywords, opt.HubSkew),
+		hubs:    newHubs(cc, seed, opt.Keywords, opt.HubSkew, hubCount, hubHead),
 		urlTail: opt.URLTail,
 		sites:   newSitePool(cc, seed, len(p.voc.cats)),
 		cc:      cc,
@@ -31,6 +35,7 @@ func generateCountry(ctx context.Context, opt Options, cc, dir string) (stats, e
 	}
 	if opt.Shape == ShapeWeb {
 		r.pool = newPool(seed, opt.Keywords)
+		r.topicSize = topicSizes(p)
 	}
 
 	planner, err := createTemp(filepath.Join(dir, PlannerFile))

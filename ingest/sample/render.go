@@ -52,7 +52,9 @@ type renderer struct {
 	urlTail float64
 	// pool is the web shape's mid-frequency URLs; nil in the default shape.
 	pool *pool
-	free chan *chunkOut // written chunks, for reuse
+	// topicSize is each topic's number of keywords, in the web shape.
+	topicSize []int32
+	free      chan *chunkOut // written chunks, for reuse
 }
 
 // worker holds one goroutine's scratch space.
@@ -74,6 +76,18 @@ type worker struct {
 	looseEnd int
 	topicEnd int     // the topic's URLs are core[:topicEnd]
 	pooled   []int32 // pool URLs of the current SERP
+	// In the web shape: the current group's number and slug, where its own
+	// pages start in the core, how many of its members kept the whole
+	// core so far (their clique is tight/webClique), and the pages of the
+	// current member's clique.
+	gi       int32
+	gslug    string
+	tslug    string
+	topic    int32
+	local    []int32 // topic-local pages of the current SERP
+	ownStart int
+	tight    int
+	clique   []link
 }
 
 // entry is one result of a SERP; hub is the hub index or -1.
@@ -215,6 +229,13 @@ func (w *worker) buildCore(gi int32, g *group) {
 	}
 	if r.pool != nil {
 		size = 11 + w.rng.IntN(3)
+		kept := w.core[:0]
+		for _, e := range w.core {
+			if w.rng.Float64() < webGroupTopic {
+				kept = append(kept, e)
+			}
+		}
+		w.core, w.topicEnd = kept, len(kept)
 	}
 	nh := poisson(w.rng, 0.6*r.hubs.draws)
 	for j := 0; j < nh && len(w.core) < size-1; j++ {
@@ -227,6 +248,7 @@ func (w *worker) buildCore(gi int32, g *group) {
 	w.slug = strconv.AppendUint(w.slug, uint64(gi), 36)
 	gslug := string(w.slug)
 	h0 = w.rng.IntN(len(cat))
+	w.ownStart = len(w.core)
 	w.looseEnd = len(w.core) + webLooseGroup
 	for j := 0; len(w.core) < size; j++ {
 		pool := cat
@@ -244,9 +266,38 @@ func (w *worker) buildCore(gi int32, g *group) {
 		// Kept in the order built, topic, hubs, group: serpLine takes a
 		// prefix of it and shuffles that.
 		w.looseEnd = min(w.looseEnd, len(w.core))
+		w.gi, w.gslug, w.tight = gi, gslug, 0
+		w.tslug, w.topic = tslug, g.topic
 		return
 	}
 	w.rng.Shuffle(len(w.core), func(i, j int) { w.core[i], w.core[j] = w.core[j], w.core[i] })
+}
+
+// cliquePages replaces, for the members of clique j > 0 of the current
+// group, the last webCliquePages of the core's own pages in w.serp with
+// the clique's own: the members of a clique share the whole core of 11 to
+// 13 results, and two cliques at most 7 of them, below the same-intent
+// overlap of 8. The pages depend on the group and the clique only.
+func (w *worker) cliquePages(j int) {
+	if j == 0 {
+		return
+	}
+	r := w.r
+	nrep := min(webCliquePages, len(w.serp)-w.ownStart)
+	if cap(w.clique) < webCliquePages {
+		w.clique = make([]link, 0, webCliquePages)
+	}
+	w.clique = w.clique[:0]
+	cat := r.sites.byCat[w.cat]
+	for p := range nrep {
+		h := mix(r.p.seed ^ saltWeb ^ uint64(w.gi)<<24 ^ uint64(j)<<8 ^ uint64(p))
+		host := cat[h%uint64(len(cat))]
+		w.clique = append(w.clique, link{
+			host: r.sites.hosts[host], www: r.sites.www[host],
+			path: "/" + groupSections[(h>>32)%uint64(len(groupSections))] + "/" + w.gslug + "/" + strconv.Itoa(j) + "-" + strconv.Itoa(p),
+		})
+		w.serp[len(w.serp)-nrep+p] = entry{hub: -1, l: &w.clique[p]}
+	}
 }
 
 func hasPooled(ids []int32, i int32) bool {
@@ -297,6 +348,9 @@ func (w *worker) serpLine(b []byte, raw, text string) ([]byte, int) {
 				}
 			}
 			pPool = webPoolDraw
+		} else {
+			w.cliquePages(w.tight / webClique)
+			w.tight++
 		}
 		rng.Shuffle(len(w.serp), func(i, j int) { w.serp[i], w.serp[j] = w.serp[j], w.serp[i] })
 		w.pooled = w.pooled[:0]
@@ -308,6 +362,12 @@ func (w *worker) serpLine(b []byte, raw, text string) ([]byte, int) {
 	}
 	own := 20 - len(w.serp)
 	pHub := 0.4 * r.hubs.draws / 5
+	nLocal := 0
+	if r.pool != nil {
+		pHub *= webOwnHub
+		nLocal = max(4, int(webLocalPer*float64(r.topicSize[w.topic])))
+		w.local = w.local[:0]
+	}
 	w.links = w.links[:0]
 	var kslug string
 	s0 := rng.IntN(len(memberSections))
@@ -322,6 +382,12 @@ func (w *worker) serpLine(b []byte, raw, text string) ([]byte, int) {
 		} else if rng.Float64() < pHub {
 			if h := r.hubs.draw(rng); !hasHub(w.serp, h) {
 				e = entry{hub: h, l: &r.hubs.links[h]}
+			}
+		} else if nLocal > 0 && rng.Float64() < webLocal {
+			if i := int32(rng.IntN(nLocal)); !hasPooled(w.local, i) {
+				w.local = append(w.local, i)
+				w.links = append(w.links, r.localLink(w.topic, w.tslug, int(i), r.sites.byCat[w.cat]))
+				e.l = &w.links[len(w.links)-1]
 			}
 		}
 		if e.l == nil {

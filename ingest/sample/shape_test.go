@@ -76,9 +76,11 @@ func TestShapeOptionsRejected(t *testing.T) {
 
 // overlapShape measures what makes the web shape heavy for the similarity
 // stage: the share of keywords with another keyword that shares at least
-// minOverlap of its URL keys (a same-intent neighbour), and the share of
-// result rows whose URL key is in between 10 and 5,000 SERPs.
-func overlapShape(tb testing.TB, opt Options, minOverlap int) (withNeighbour, midRows float64) {
+// minOverlap of its URL keys (a same-intent neighbour), the share with ten
+// keywords that share at least four (those the light pass can cut early),
+// and the share of result rows whose URL key is in between 10 and 5,000
+// SERPs.
+func overlapShape(tb testing.TB, opt Options, minOverlap int) (withNeighbour, crowded, midRows float64) {
 	tb.Helper()
 	dir, _ := generate(tb, opt)
 	serps := readSERPs(tb, filepath.Join(dir, opt.Countries[0], SERPFile))
@@ -117,7 +119,7 @@ func overlapShape(tb testing.TB, opt Options, minOverlap int) (withNeighbour, mi
 		}
 	}
 	count := make([]int, len(serps))
-	with := 0
+	with, crowd := 0, 0
 	for i, ks := range keys {
 		var touched []int32
 		for _, u := range ks {
@@ -130,30 +132,38 @@ func overlapShape(tb testing.TB, opt Options, minOverlap int) (withNeighbour, mi
 				}
 			}
 		}
-		found := false
+		found, near := false, 0
 		for _, j := range touched {
 			found = found || count[j] >= minOverlap
+			if count[j] >= 4 {
+				near++
+			}
 			count[j] = 0
 		}
 		if found {
 			with++
 		}
+		if near >= 10 {
+			crowd++
+		}
 	}
-	return float64(with) / float64(len(serps)), float64(mid) / float64(rows)
+	n := float64(len(serps))
+	return float64(with) / n, float64(crowd) / n, float64(mid) / float64(rows)
 }
 
 // TestWebShape checks that the web shape is what it says: a long tail of
-// URLs, most keywords without a same-intent neighbour, and still a fifth
-// of the results on mid-frequency URLs.
+// URLs, most keywords without a same-intent neighbour, hardly any with ten
+// keywords sharing several URLs (so the light pass's early cut rarely
+// applies), and still a share of the results on mid-frequency URLs.
 func TestWebShape(t *testing.T) {
 	base := Options{Keywords: 20000, Countries: []string{"us"}, Seed: 5}
 	web := base
 	web.Shape = ShapeWeb
 	webNew, _ := shapeOf(t, web)
-	defNb, defMid := overlapShape(t, base, 8)
-	webNb, webMid := overlapShape(t, web, 8)
-	t.Logf("default: %.2f of keywords have a same-intent neighbour, %.2f of rows on mid-frequency URLs", defNb, defMid)
-	t.Logf("web: %.2f new URLs a SERP, %.2f with a neighbour, %.2f on mid-frequency URLs", webNew, webNb, webMid)
+	defNb, defCrowd, defMid := overlapShape(t, base, 8)
+	webNb, webCrowd, webMid := overlapShape(t, web, 8)
+	t.Logf("default: %.2f of keywords have a same-intent neighbour, %.3f ten sharing 4 URLs, %.2f of rows on mid-frequency URLs", defNb, defCrowd, defMid)
+	t.Logf("web: %.2f new URLs a SERP, %.2f with a neighbour, %.3f ten sharing 4, %.2f on mid-frequency URLs", webNew, webNb, webCrowd, webMid)
 	if webNew < 8 || webNew > 12 {
 		t.Errorf("web shape gives %.2f new URLs a SERP, want about 9", webNew)
 	}
@@ -161,11 +171,15 @@ func TestWebShape(t *testing.T) {
 		t.Errorf("default shape: only %.2f of keywords have a same-intent neighbour, want most", defNb)
 	}
 	if webNb > 0.6 || webNb < 0.2 {
-		t.Errorf("web shape: %.2f of keywords have a same-intent neighbour, want a minority (about 0.4)", webNb)
+		t.Errorf("web shape: %.2f of keywords have a same-intent neighbour, want a minority (about 0.45)", webNb)
 	}
-	// The pool, the topics and the hubs keep a fifth of the rows on URLs
-	// shared by tens to thousands of SERPs, though groups share little.
-	if webMid < 0.15 {
-		t.Errorf("web shape puts %.2f of rows on mid-frequency URLs (default %.2f); want about a fifth", webMid, defMid)
+	if webCrowd > 0.05 || webCrowd > defCrowd/4 {
+		t.Errorf("web shape: %.3f of keywords have ten keywords sharing 4 URLs (default %.3f); want few", webCrowd, defCrowd)
+	}
+	// The pool, the topics' local pages and the hubs keep a share of the
+	// rows on URLs shared by tens to thousands of SERPs, though groups
+	// share little; most of what is shared is shared by a few SERPs.
+	if webMid < 0.05 || webMid > defMid/2 {
+		t.Errorf("web shape puts %.2f of rows on mid-frequency URLs (default %.2f); want about a tenth", webMid, defMid)
 	}
 }

@@ -37,8 +37,17 @@ type hubs struct {
 	draws float64   // expected hub draws per SERP
 }
 
-func newHubs(cc string, seed uint64, n int, skew float64) *hubs {
+// newHubs makes the hubs of n keywords: count of them, or with count 0
+// one per hubsPerKW keywords (at least minHubs); head is the expected share
+// of SERPs that hold the most popular one (0: hubTarget).
+func newHubs(cc string, seed uint64, n int, skew float64, count int, head float64) *hubs {
 	k := max(minHubs, n/hubsPerKW)
+	if count > 0 {
+		k = count
+	}
+	if head == 0 {
+		head = hubTarget
+	}
 	h := &hubs{links: make([]link, k), cdf: make([]float64, k)}
 	c, _ := kw.LookupCountry(cc)
 	lang := strings.SplitN(c.LanguageCode, "-", 2)[0]
@@ -54,7 +63,7 @@ func newHubs(cc string, seed uint64, n int, skew float64) *hubs {
 	// The draws a SERP are those of the default exponent whatever the
 	// skew, so a larger skew moves the same hub results onto fewer, more
 	// frequent hubs (the head's share grows past hubTarget).
-	h.draws = hubTarget * base
+	h.draws = head * base
 	return h
 }
 
