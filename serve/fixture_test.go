@@ -105,6 +105,14 @@ func (b *fakeBilling) Portal(ctx context.Context, key string) (string, error) {
 	return "https://billing.stripe.com/p/session/test_a1b2c3", nil
 }
 
+func (b *fakeBilling) CheckoutAccount(ctx context.Context, account string) (string, error) {
+	return b.Checkout(ctx, account)
+}
+
+func (b *fakeBilling) PortalAccount(ctx context.Context, account string) (string, error) {
+	return b.Portal(ctx, account)
+}
+
 func (b *fakeBilling) Webhook(ctx context.Context, payload []byte, signature string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
