@@ -18,9 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
 	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/mail"
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -396,5 +398,74 @@ func TestOldKeyCookieCleared(t *testing.T) {
 	}
 	if w := env.send(t, "GET", "/account", "", c.Value, nil); !strings.Contains(w.Body.String(), `id="key-id"`) {
 		t.Errorf("the pasted key's session shows no account:\n%s", w.Body)
+	}
+}
+
+// TestSigninByMailpit signs in through the forms with the code a real SMTP
+// server (Mailpit) received.
+func TestSigninByMailpit(t *testing.T) {
+	mp := testservers.StartMailpit(t, false)
+	sender, err := mail.NewSMTP("smtp://"+mp.SMTP, "", "kwdata <no-reply@kwdata.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newSigninEnv(t, "http://kwdata.example", sender)
+	next := "/keyword?q=running+shoes&country=us"
+	w := env.send(t, "GET", "/account?next="+url.QueryEscape(next), "", "", nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `action="/account/signin"`) {
+		t.Fatalf("GET /account: %d\n%s", w.Code, w.Body)
+	}
+	w = env.send(t, "POST", "/account/signin", "email=Lin%40Example.com&next="+url.QueryEscape(next), "", nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `id="code"`) {
+		t.Fatalf("POST /account/signin: %d\n%s", w.Code, w.Body)
+	}
+	msg := mp.Last(t, "lin@example.com")
+	code := mailCode.FindStringSubmatch(msg.Text)
+	if code == nil || !strings.Contains(msg.Subject, code[1]) || !strings.Contains(msg.Text, "Signing in never changes your") {
+		t.Fatalf("the sign-in mail: %+v", msg)
+	}
+	w = env.send(t, "POST", "/account/signin/verify", "email=lin%40example.com&code="+code[1]+"&next="+url.QueryEscape(next), "", nil)
+	c := env.sessionCookie(w)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != next || c == nil {
+		t.Fatalf("POST /account/signin/verify: %d to %q, cookies %q\n%s", w.Code, w.Header().Get("Location"), w.Header().Values("Set-Cookie"), w.Body)
+	}
+	if w := env.send(t, "GET", next, "", c.Value, nil); w.Code != 200 || !strings.HasPrefix(w.Header().Get("RateLimit"), `"monthly";r=499`) {
+		t.Errorf("the page after signing in: %d, RateLimit %q", w.Code, w.Header().Get("RateLimit"))
+	}
+	w = env.send(t, "GET", "/account", "", c.Value, nil)
+	if !strings.Contains(w.Body.String(), `id="used">1<`) || !strings.Contains(w.Body.String(), "lin@example.com") {
+		t.Errorf("the account page:\n%s", w.Body)
+	}
+	// The code is used up.
+	if w := env.send(t, "POST", "/account/signin/verify", "email=lin%40example.com&code="+code[1], "", nil); w.Code != http.StatusBadRequest {
+		t.Errorf("the code again: %d", w.Code)
+	}
+}
+
+// TestSigninLinks: every page's header links to sign-in the same way for
+// everyone (the home page stays publicly cached), the home page offers a
+// free key, and the icon is served.
+func TestSigninLinks(t *testing.T) {
+	env := newSigninEnv(t, "http://kwdata.example", nil)
+	sess := env.session(t, "ada@example.com")
+	anon := env.send(t, "GET", "/", "", "", nil)
+	signed := env.send(t, "GET", "/", "", sess, nil)
+	if anon.Body.String() != signed.Body.String() || anon.Header().Get("Cache-Control") != "public, max-age=300" {
+		t.Errorf("the home page differs for a signed-in person, or is not public (%q)", signed.Header().Get("Cache-Control"))
+	}
+	if b := anon.Body.String(); !strings.Contains(b, `id="get-key"`) || !strings.Contains(b, `href="/account" id="get-key"`) {
+		t.Errorf("the home page offers no free key")
+	}
+	for _, path := range []string{"/", "/keyword?q=running+shoes&country=us", "/intent?q=running+shoes&country=us", "/account", "/register", "/keyword?q=nope&country=us"} {
+		b := env.send(t, "GET", path, "", sess, nil).Body.String()
+		if !strings.Contains(b, `<a href="/account" id="signin-link" class="signin">Sign in</a>`) || !strings.Contains(b, `<link rel="icon" href="/favicon.svg"`) {
+			t.Errorf("%s has no Sign in link or icon", path)
+		}
+	}
+	for _, path := range []string{"/favicon.svg", "/favicon.ico"} {
+		w := env.send(t, "GET", path, "", "", nil)
+		if w.Code != 200 || w.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(w.Body.String(), "<svg") {
+			t.Errorf("GET %s: %d %q", path, w.Code, w.Header().Get("Content-Type"))
+		}
 	}
 }
