@@ -10,8 +10,8 @@ import (
 )
 
 // TestAccountPageInBrowser signs in on the account page in headless
-// Chromium, checks what it shows and that no script can read the key's
-// cookie, rotates the key, follows the subscribe button, shows a paid
+// Chromium, by email code and by pasting a key, checks what it shows and
+// that no script can read the session cookie, rotates the key, follows the subscribe button, shows a paid
 // account with a failed payment, and saves screenshots.
 func TestAccountPageInBrowser(t *testing.T) {
 	bctx := startBrowser(t)
@@ -30,32 +30,43 @@ func TestAccountPageInBrowser(t *testing.T) {
 		return strings.TrimSpace(run(t, bctx, chromedp.Text(chromedp.CSS(sel))))
 	}
 
-	const key = "kwd_abcdefghijklmnopqrstuvwxyz234567"
-	do(chromedp.Navigate(hs.URL+"/account"), chromedp.WaitVisible(chromedp.ID("key-input")))
+	// By email code, from the header's link.
+	do(chromedp.Navigate(hs.URL+"/"), chromedp.Click(chromedp.ID("signin-link")), chromedp.WaitVisible(chromedp.ID("email")))
 	save(t, "account-sign-in.png", run(t, bctx, chromedp.FullScreenshot(100)))
+	do(chromedp.SendKeys(chromedp.ID("email"), "ada@example.com"), chromedp.Submit(chromedp.ID("email")),
+		chromedp.WaitVisible(chromedp.ID("code")))
+	do(chromedp.SendKeys(chromedp.ID("code"), "424242"), chromedp.Submit(chromedp.ID("code")),
+		chromedp.WaitVisible(chromedp.ID("tier")))
+	if loc := run(t, bctx, chromedp.Location()); loc != hs.URL+"/account" {
+		t.Errorf("after the code the browser is on %s", loc)
+	}
+	do(chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("key-input")))
+
+	// By pasting a key.
+	const key = "kwd_abcdefghijklmnopqrstuvwxyz234567"
 	do(chromedp.SendKeys(chromedp.ID("key-input"), key), chromedp.Submit(chromedp.ID("key-input")),
 		chromedp.WaitVisible(chromedp.ID("tier")))
 	if tier, used, left, renews := text("#tier"), text("#used"), text("#left"), text("#renews"); tier != "registered" || used != "123" || left != "377" || renews != "Tue 1 Dec 2026" {
 		t.Errorf("account shows tier %q used %q left %q renews %q", tier, used, left, renews)
 	}
-	if c := run(t, bctx, chromedp.Evaluate[string](`document.cookie`)); strings.Contains(c, "kwd_") {
-		t.Errorf("a script reads the key: document.cookie = %q", c)
+	if c := run(t, bctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
+		t.Errorf("a script reads a cookie: document.cookie = %q", c)
 	}
 	if n := run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#subscribe, #rotate, #logout").length`)); n != 3 {
 		t.Errorf("%d of the subscribe, rotate and sign-out buttons", n)
 	}
 	save(t, "account.png", run(t, bctx, chromedp.FullScreenshot(100)))
 
-	// A new key: shown once, and the cookie holds it from now on.
+	// A new key: shown once, and kept in no cookie.
 	do(chromedp.Click(chromedp.ID("rotate")), chromedp.WaitVisible(chromedp.CSS("pre#key")))
 	if got := text("pre#key"); !strings.HasPrefix(got, "kw_live_9b1c") {
 		t.Errorf("new key shown as %q", got)
 	}
-	ds.registrar.mu.Lock()
-	rotated := append([]string(nil), ds.registrar.rotated...)
-	ds.registrar.mu.Unlock()
-	if len(rotated) != 1 || rotated[0] != key {
-		t.Errorf("rotated %q", rotated)
+	ds.sessions.mu.Lock()
+	rotated := append([]string(nil), ds.sessions.accounts...)
+	ds.sessions.mu.Unlock()
+	if len(rotated) != 1 || rotated[0] != "a1b2c3d4e5f6" {
+		t.Errorf("rotated the keys of accounts %q, want the session's a1b2c3d4e5f6", rotated)
 	}
 
 	// Subscribe leads to the payment page Billing answers.
@@ -94,6 +105,12 @@ func TestAccountPageInBrowser(t *testing.T) {
 	}
 	save(t, "account-phone.png", run(t, bctx, chromedp.FullScreenshot(100)))
 
-	// Signing out forgets the key.
+	// Signing out ends the session on the server.
 	do(chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("key-input")))
+	ds.sessions.mu.Lock()
+	live, ended := len(ds.sessions.live), len(ds.sessions.ended)
+	ds.sessions.mu.Unlock()
+	if live != 1 || ended != 2 { // the demo session stays
+		t.Errorf("after two sign-outs %d sessions live and %d ended, want 1 and 2", live, ended)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/web"
 )
 
 // fakeRegistrar records sign-ups and answers with err when set.
@@ -70,6 +71,69 @@ func (r *fakeRegistrar) Account(ctx context.Context, key string) (AccountInfo, e
 	return r.account, nil
 }
 
+// demoSession is a session of the demo account that fakeSessions always
+// knows, for tests that start signed in.
+const demoSession = "kws_demo_session_0000000000000000"
+
+// fakeSessions keeps sessions in memory; every sign-in opens the
+// registrar's account, so AccountByID answers as Registrar.Account does.
+type fakeSessions struct {
+	reg      *fakeRegistrar
+	mu       sync.Mutex
+	live     map[string]string // session id -> account
+	n        int
+	ended    []string
+	accounts []string // accounts whose key was rotated
+}
+
+func (f *fakeSessions) StartSignin(ctx context.Context, email string, client netip.Addr) (Signup, error) {
+	return f.reg.StartSignup(ctx, email, client)
+}
+
+func (f *fakeSessions) VerifySignin(ctx context.Context, email, code string) (string, error) {
+	if _, err := f.reg.VerifySignup(ctx, email, code); err != nil {
+		return "", err
+	}
+	return "a1b2c3d4e5f6", nil
+}
+
+func (f *fakeSessions) NewSession(ctx context.Context, account string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	id := fmt.Sprintf("kws_fake_session_%016d", f.n)
+	f.live[id] = account
+	return id, nil
+}
+
+func (f *fakeSessions) Session(ctx context.Context, id string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a, ok := f.live[id]; ok {
+		return a, nil
+	}
+	return "", web.ErrNoSession
+}
+
+func (f *fakeSessions) EndSession(ctx context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live, id)
+	f.ended = append(f.ended, id)
+	return nil
+}
+
+func (f *fakeSessions) AccountByID(ctx context.Context, account string) (AccountInfo, error) {
+	return f.reg.Account(ctx, account)
+}
+
+func (f *fakeSessions) RotateAccountKey(ctx context.Context, account string) (string, error) {
+	f.mu.Lock()
+	f.accounts = append(f.accounts, account)
+	f.mu.Unlock()
+	return f.reg.RotateKey(ctx, account)
+}
+
 // fakeBilling answers with fixed pages, or err when set.
 type fakeBilling struct {
 	mu     sync.Mutex
@@ -105,6 +169,14 @@ func (b *fakeBilling) Portal(ctx context.Context, key string) (string, error) {
 	return "https://billing.stripe.com/p/session/test_a1b2c3", nil
 }
 
+func (b *fakeBilling) CheckoutAccount(ctx context.Context, account string) (string, error) {
+	return b.Checkout(ctx, account)
+}
+
+func (b *fakeBilling) PortalAccount(ctx context.Context, account string) (string, error) {
+	return b.Portal(ctx, account)
+}
+
 func (b *fakeBilling) Webhook(ctx context.Context, payload []byte, signature string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -135,6 +207,7 @@ type demoServer struct {
 	index     *servetest.Index
 	access    *fakeAccess
 	registrar *fakeRegistrar
+	sessions  *fakeSessions
 	mailer    *fakeMailer
 	billing   *fakeBilling
 	log       *syncBuffer
@@ -145,12 +218,14 @@ type demoServer struct {
 func newDemoServer(tb testing.TB) *demoServer {
 	tb.Helper()
 	ds := &demoServer{index: servetest.NewDemoIndex(tb), access: &fakeAccess{}, registrar: &fakeRegistrar{}, mailer: &fakeMailer{}, billing: &fakeBilling{}, log: &syncBuffer{}}
+	ds.sessions = &fakeSessions{reg: ds.registrar, live: map[string]string{demoSession: "a1b2c3d4e5f6"}}
 	ds.Server = New(Options{
 		Index:     ds.index,
 		Logger:    slog.New(slog.NewTextHandler(ds.log, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Now:       func() time.Time { return servetest.BuiltAt.Add(90 * time.Minute) },
 		Access:    ds.access,
 		Registrar: ds.registrar,
+		Sessions:  ds.sessions,
 		Mailer:    ds.mailer,
 		Billing:   ds.billing,
 		PublicURL: "http://kwdata.example/",

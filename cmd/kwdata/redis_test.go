@@ -327,7 +327,29 @@ func (env *tiersEnv) testRedisSignupAndBilling(t *testing.T, rd *testservers.Red
 		}
 		stale += len(before)
 	}
-	page := b.do(t, "GET", "/account", "", "Cookie", "kwdata_key="+got.Key)
+	// Signed in on one server with the key, the account page on the
+	// other: sessions are kept in Redis too.
+	login, err := http.NewRequest("POST", a.base+"/account/login", strings.NewReader("key="+got.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	login.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(login)
+	if err != nil {
+		t.Fatalf("POST /account/login: %v", err)
+	}
+	resp.Body.Close()
+	session := ""
+	for _, c := range resp.Cookies() {
+		if c.Name == "kwdata_session" {
+			session = c.Value
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || session == "" {
+		t.Fatalf("POST /account/login: %d, cookies %q", resp.StatusCode, resp.Header.Values("Set-Cookie"))
+	}
+	page := b.do(t, "GET", "/account", "", "Cookie", "kwdata_session="+session)
 	tiersWantStatus(t, page, 200, "")
 	if !strings.Contains(string(page.body), id) {
 		t.Errorf("the account page on the other server does not show %s", id)

@@ -217,6 +217,12 @@ func (b BillingAccounts) Account(ctx context.Context, key string) (KeyRecord, Bi
 	return rec, bl, unavailableError(err)
 }
 
+// AccountByID returns the record and billing state of the account id.
+func (b BillingAccounts) AccountByID(ctx context.Context, id string) (KeyRecord, Billing, error) {
+	rec, bl, err := b.s.AccountByID(ctx, id)
+	return rec, bl, unavailableError(err)
+}
+
 // ApplyBilling applies a payment provider's event once.
 func (b BillingAccounts) ApplyBilling(ctx context.Context, eventID string, c BillingChange) (bool, error) {
 	applied, err := b.s.ApplyBilling(ctx, eventID, c)

@@ -24,6 +24,7 @@ import (
 // Accounts is what billing needs of the access store.
 type Accounts interface {
 	Account(ctx context.Context, key string) (access.KeyRecord, access.Billing, error)
+	AccountByID(ctx context.Context, id string) (access.KeyRecord, access.Billing, error)
 	ApplyBilling(ctx context.Context, eventID string, c access.BillingChange) (bool, error)
 }
 
@@ -92,10 +93,20 @@ func New(opt Options, accounts Accounts) (*Stripe, error) {
 // account finds the account of a key, in the server's error kinds.
 func (s *Stripe) account(ctx context.Context, key string) (access.KeyRecord, access.Billing, error) {
 	rec, b, err := s.accounts.Account(ctx, key)
+	return rec, b, keyError(err)
+}
+
+// accountByID finds an account by its id, in the server's error kinds.
+func (s *Stripe) accountByID(ctx context.Context, id string) (access.KeyRecord, access.Billing, error) {
+	rec, b, err := s.accounts.AccountByID(ctx, id)
+	return rec, b, keyError(err)
+}
+
+func keyError(err error) error {
 	if errors.Is(err, access.ErrInvalidKey) {
-		return rec, b, fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
+		return fmt.Errorf("%w: %w", serve.ErrInvalidKey, err)
 	}
-	return rec, b, err
+	return err
 }
 
 // Checkout starts a subscription to the paid tier for the account of key
@@ -106,6 +117,19 @@ func (s *Stripe) Checkout(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return s.checkout(ctx, rec, b)
+}
+
+// CheckoutAccount is Checkout for a signed-in account, by its id.
+func (s *Stripe) CheckoutAccount(ctx context.Context, account string) (string, error) {
+	rec, b, err := s.accountByID(ctx, account)
+	if err != nil {
+		return "", err
+	}
+	return s.checkout(ctx, rec, b)
+}
+
+func (s *Stripe) checkout(ctx context.Context, rec access.KeyRecord, b access.Billing) (string, error) {
 	if rec.ActiveTier(s.opt.Now()) == access.Paid && b.Customer != "" {
 		// A second subscription would charge the account twice for the
 		// same tier; the portal is where a paying account goes.
@@ -135,6 +159,15 @@ func (s *Stripe) Checkout(ctx context.Context, key string) (string, error) {
 // where its owner cancels, changes the card and reads invoices.
 func (s *Stripe) Portal(ctx context.Context, key string) (string, error) {
 	_, b, err := s.account(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	return s.portal(ctx, b)
+}
+
+// PortalAccount is Portal for a signed-in account, by its id.
+func (s *Stripe) PortalAccount(ctx context.Context, account string) (string, error) {
+	_, b, err := s.accountByID(ctx, account)
 	if err != nil {
 		return "", err
 	}

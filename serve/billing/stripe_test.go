@@ -176,3 +176,22 @@ func FuzzEventChange(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckoutByAccount: the account page pays and manages by account id,
+// as the API does by key; an unknown account is an invalid key.
+func TestCheckoutByAccount(t *testing.T) {
+	st, _, _, rec := newTestBilling(t)
+	ctx := context.Background()
+	u, err := st.CheckoutAccount(ctx, rec.ID)
+	if err != nil || !strings.HasPrefix(u, "https://") {
+		t.Errorf("CheckoutAccount: %q, %v", u, err)
+	}
+	if _, err := st.PortalAccount(ctx, rec.ID); !errors.Is(err, serve.ErrNoSubscription) {
+		t.Errorf("PortalAccount of an account that never subscribed: %v, want ErrNoSubscription", err)
+	}
+	for _, f := range []func(context.Context, string) (string, error){st.CheckoutAccount, st.PortalAccount} {
+		if _, err := f(ctx, "nosuchaccount"); !errors.Is(err, serve.ErrInvalidKey) {
+			t.Errorf("an unknown account: %v, want serve.ErrInvalidKey", err)
+		}
+	}
+}

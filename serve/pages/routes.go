@@ -15,8 +15,10 @@ func (s *Pages) Routes() []web.Route {
 	return []web.Route{
 		{Pattern: "GET /llms.txt", Handler: s.handleLLMs},
 		{Pattern: "GET /", Handler: s.handleHome},
-		{Pattern: "GET /keyword", Handler: s.handleKeywordPage},
-		{Pattern: "GET /intent", Handler: s.handleIntentPage},
+		{Pattern: "GET /keyword", Handler: s.signedIn(s.handleKeywordPage)},
+		{Pattern: "GET /intent", Handler: s.signedIn(s.handleIntentPage)},
 		{Pattern: "GET /suggest.js", Handler: s.handleSuggestScript},
+		{Pattern: "GET /favicon.svg", Handler: s.handleFavicon},
+		{Pattern: "GET /favicon.ico", Handler: s.handleFavicon},
 	}
 }

@@ -16,6 +16,11 @@ type Billing interface {
 	// Portal returns the page where the account of key manages its
 	// subscription; ErrNoSubscription if it never had one.
 	Portal(ctx context.Context, key string) (url string, err error)
+	// CheckoutAccount is Checkout for a signed-in account, by its id (the
+	// account page); an unknown or revoked account wraps ErrInvalidKey.
+	CheckoutAccount(ctx context.Context, account string) (url string, err error)
+	// PortalAccount is Portal for a signed-in account, by its id.
+	PortalAccount(ctx context.Context, account string) (url string, err error)
 	// Webhook checks and applies one event the payment provider posted,
 	// durably, before it returns; a bad signature wraps ErrBadSignature.
 	Webhook(ctx context.Context, payload []byte, signature string) error
