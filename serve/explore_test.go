@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/kw"
 )
 
 // exploreDoc is the JSON answer of GET /v1/explore, both shapes.
@@ -136,10 +138,10 @@ func TestExploreCounting(t *testing.T) {
 		admits, committed string
 	}{
 		{"q=shoes&limit=3", "[0 3]", "[3]"},
-		{"q=shoes&min_volume=1000000", "[0]", "[0]"},      // an empty page is free
-		{"q=shoes&limit=0", "[]", "[]"},                   // refused before Access
-		{"q=shoes&country=de", "[0]", "[0]"},              // no match in DE
-		{"q=shoes&country=fr", "[]", "[]"},                // not indexed
+		{"q=shoes&min_volume=1000000", "[0]", "[0]"}, // an empty page is free
+		{"q=shoes&limit=0", "[]", "[]"},              // refused before Access
+		{"q=shoes&country=de", "[0]", "[0]"},         // no match in DE
+		{"q=shoes&country=fr", "[]", "[]"},           // not indexed
 		{"q=shoes&sort=cpc&order=asc&limit=50", "[0 5]", "[5]"},
 	} {
 		ts := newTestServer(t)
@@ -387,4 +389,79 @@ func (a *racingAccess) Admit(ctx context.Context, r *http.Request, client netip.
 		a.mu.Unlock()
 	}
 	return t, err
+}
+
+// TestMCPKeywordExplore: the keyword_explore tool answers the JSON of
+// GET /v1/explore, 25 rows by default, each counted; a bad argument is
+// invalid params naming it; a key near its limit gets the cut page.
+func TestMCPKeywordExplore(t *testing.T) {
+	call := func(ts http.Handler, args string) (map[string]any, string) {
+		t.Helper()
+		w := mcpPost(t, ts, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keyword_explore","arguments":`+args+`}}`, nil)
+		if w.Code != 200 {
+			t.Fatalf("%s: status %d: %s", args, w.Code, w.Body)
+		}
+		var resp struct {
+			Result struct {
+				StructuredContent json.RawMessage `json:"structuredContent"`
+				IsError           bool            `json:"isError"`
+			} `json:"result"`
+			Error *struct{ Message string } `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Error != nil {
+			return nil, resp.Error.Message
+		}
+		var doc map[string]any
+		json.Unmarshal(resp.Result.StructuredContent, &doc)
+		return doc, string(resp.Result.StructuredContent)
+	}
+
+	ds := newDemoServer(t)
+	_, text := call(ds, `{"q":"Running","min_cpc":1.2,"exclude":["best"],"sort":"cpc","order":"asc"}`)
+	api := do(t, ds, "GET", "/v1/explore?q=running&min_cpc=1.2&exclude=best&sort=cpc&order=asc&limit=25", nil)
+	if text+"\n" != api.Body.String() {
+		t.Errorf("tool answers\n%s\nthe API\n%s", text, api.Body)
+	}
+	if !strings.Contains(text, `"results":[{`) {
+		t.Errorf("no results: %s", text)
+	}
+
+	// 30 matching keywords: the default page is 25, each counted.
+	ds = newDemoServer(t)
+	for i := range 30 {
+		ds.index.Add(kwEntry(fmt.Sprintf("red widget %02d", i), int64(1000+i)))
+	}
+	ds.index.IndexInfo.Countries["US"] += 30
+	doc, text := call(ds, `{"q":"widget"}`)
+	if n := len(doc["results"].([]any)); n != 25 || doc["total"].(float64) != 30 || doc["next_cursor"] == nil {
+		t.Errorf("default page: %d rows of %v: %s", n, doc["total"], text)
+	}
+	if c := ds.access.committed; len(c) == 0 || c[len(c)-1] != 25 {
+		t.Errorf("committed %v, want 25 last", c)
+	}
+
+	for _, bad := range []struct{ args, names string }{
+		{`{"q":"widget","min_cpc":1.0000001}`, "min_cpc"},
+		{`{"q":"widget","limit":0}`, "limit"},
+		{`{"q":"widget","sort":"price"}`, "sort"},
+		{`{"q":"widget","colour":"red"}`, "colour"},
+		{`{"country":"us"}`, "q"},
+	} {
+		if doc, msg := call(ds, bad.args); doc != nil || !strings.Contains(msg, "Invalid params") || !strings.Contains(msg, bad.names) {
+			t.Errorf("%s: %q, want invalid params naming %s", bad.args, msg, bad.names)
+		}
+	}
+
+	ds.Server = New(Options{Index: ds.index, Access: &quotaAccess{quota: 500, used: 496}, Now: ds.Now})
+	doc, text = call(ds, `{"q":"widget","limit":10}`)
+	if n := len(doc["results"].([]any)); n != 4 || doc["truncated_by_quota"] != true {
+		t.Errorf("4 left, page of 10: %s", text)
+	}
+}
+
+func kwEntry(keyword string, volume int64) kw.Entry {
+	return kw.Entry{Keyword: keyword, Country: "US", Volume: &volume, Intent: keyword}
 }
