@@ -136,4 +136,3 @@ var keywordExploreTool = &mcp.Tool{
 	OutputSchema: web.OpenAPISchema("ExploreResponse"),
 	Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 }
-
