@@ -17,6 +17,7 @@ func (s *Pages) Routes() []web.Route {
 		{Pattern: "GET /", Handler: s.handleHome},
 		{Pattern: "GET /keyword", Handler: s.handleKeywordPage},
 		{Pattern: "GET /intent", Handler: s.handleIntentPage},
+		{Pattern: "GET /explore", Handler: s.handleExplorePage},
 		{Pattern: "GET /suggest.js", Handler: s.handleSuggestScript},
 	}
 }
