@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -464,4 +465,47 @@ func TestMCPKeywordExplore(t *testing.T) {
 
 func kwEntry(keyword string, volume int64) kw.Entry {
 	return kw.Entry{Keyword: keyword, Country: "US", Volume: &volume, Intent: keyword}
+}
+
+// FuzzExplore sends arbitrary query strings to GET /v1/explore and to the
+// /explore page: the API answers 200 with an explore answer or a 4xx
+// problem, never a 500, and the page answers HTML of 200 or 400.
+func FuzzExplore(f *testing.F) {
+	for _, seed := range []string{
+		"q=shoes", "q=shoes&limit=2&sort=cpc&order=asc", "q=shoes&group=intent", "q=%zz", "q=shoes&cursor=AQ",
+		"q=shoes&min_cpc=1.5&max_cpc=0.1", "q=a&include=b,c&exclude=d", "q=shoes&prev=a.b&cursor=x",
+		"q=x&mode=questions&country=de", "q=shoes&limit=1&limit=2", "q=\xff", "q=shoes&min_competition=NaN",
+	} {
+		f.Add(seed)
+	}
+	ts := newTestServer(f)
+	ts.index.PanicOn = ""
+	ts.Server.Log = slog.New(slog.DiscardHandler)
+	f.Fuzz(func(t *testing.T, raw string) {
+		r := httptest.NewRequest("GET", "/v1/explore", nil)
+		r.URL.RawQuery = raw
+		w := httptest.NewRecorder()
+		ts.ServeHTTP(w, r)
+		switch {
+		case w.Code == http.StatusOK:
+			var doc exploreDoc
+			if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || doc.Country == "" {
+				t.Fatalf("%q: not an explore answer: %s", raw, w.Body)
+			}
+		case w.Code >= 400 && w.Code < 500:
+			var p struct{ Code string }
+			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Code == "" {
+				t.Fatalf("%q: bad problem %s", raw, w.Body)
+			}
+		default:
+			t.Fatalf("%q: status %d: %s", raw, w.Code, w.Body)
+		}
+		r = httptest.NewRequest("GET", "/explore", nil)
+		r.URL.RawQuery = raw
+		w = httptest.NewRecorder()
+		ts.ServeHTTP(w, r)
+		if w.Code >= 500 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
+			t.Fatalf("page %q: status %d %s", raw, w.Code, w.Header().Get("Content-Type"))
+		}
+	})
 }
