@@ -120,7 +120,7 @@ func TestMCPWithGoSDKClient(t *testing.T) {
 					t.Errorf("tool %s lacks a schema", tool.Name)
 				}
 			}
-			if strings.Join(names, ",") != "intent_group,keyword_lookup,keyword_lookup_bulk,register_request_code,register_verify" {
+			if strings.Join(names, ",") != "intent_group,keyword_explore,keyword_lookup,keyword_lookup_bulk,register_request_code,register_verify" {
 				t.Errorf("tools %v", names)
 			}
 

@@ -82,6 +82,15 @@ var exampleCases = []exampleCase{
 	{loc: "GET /v1/intent 404 keyword_not_found", method: "GET", target: "/v1/intent?q=running+sandals&country=us"},
 	{loc: "GET /v1/intent 400 missing_q", method: "GET", target: "/v1/intent"},
 	{loc: "GET /v1/intent 400 unsupported_country", method: "GET", target: "/v1/intent?q=running+shoes&country=xx"},
+	{loc: "GET /v1/explore 200 running_shoes", method: "GET", target: "/v1/explore?q=running+shoes&country=us&limit=3"},
+	{loc: "GET /v1/explore 200 groups", method: "GET", target: "/v1/explore?q=running&country=us&limit=3&group=intent"},
+	{loc: "GET /v1/explore 200 truncated", method: "GET", target: "/v1/explore?q=running+shoes&country=us&limit=3",
+		setup: func(ds *demoServer) {
+			ds.Server = New(Options{Index: ds.index, Access: &quotaAccess{quota: 500, used: 498}, Now: ds.Now})
+		}},
+	{loc: "GET /v1/explore 400 invalid_parameter", method: "GET", target: "/v1/explore?q=running&min_cpc=abc"},
+	{loc: "GET /v1/explore 503 explore_unavailable", method: "GET", target: "/v1/explore?q=running",
+		setup: func(ds *demoServer) { ds.index.NoExplorer = true }},
 	{loc: "GET /v1/suggest 200 running", method: "GET", target: "/v1/suggest?q=Running&country=us"},
 	{loc: "GET /v1/suggest 400 missing_q", method: "GET", target: "/v1/suggest"},
 	{loc: "GET /v1/suggest 400 unsupported_country", method: "GET", target: "/v1/suggest?q=running+shoes&country=xx"},

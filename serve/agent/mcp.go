@@ -93,6 +93,8 @@ func (s *Agent) newMCPEndpoint() *mcpEndpoint {
 			h = s.toolKeywordLookupBulk
 		case "intent_group":
 			h = s.toolIntentGroup
+		case "keyword_explore":
+			h = s.toolKeywordExplore
 		case "register_request_code":
 			h = s.toolRegisterRequestCode
 		case "register_verify":
@@ -573,6 +575,7 @@ var mcpTools = []*mcp.Tool{
 		OutputSchema: web.OpenAPISchema("IntentGroup"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
 	},
+	keywordExploreTool,
 	{
 		Name:  "register_request_code",
 		Title: "Ask for a free API key",

@@ -1,7 +1,7 @@
 // Package api is the room of kwdata's server for programs: the JSON and
 // CSV API under /v1 (GET /v1/keyword, POST /v1/keywords, GET /v1/intent,
-// GET /v1/suggest, GET /v1/countries), its OpenAPI document
-// (GET /v1/openapi.json), sign-up and key rotation by JSON
+// GET /v1/explore, GET /v1/suggest, GET /v1/countries), its OpenAPI
+// document (GET /v1/openapi.json), sign-up and key rotation by JSON
 // (POST /v1/register, /v1/register/verify, /v1/keys/rotate) and the
 // billing endpoints (POST /v1/billing/*, the Stripe webhook among them).
 //
@@ -31,6 +31,7 @@ func (s *API) Routes() []web.Route {
 	return []web.Route{
 		{Pattern: "GET /v1/keyword", Handler: s.handleKeyword, Private: true},
 		{Pattern: "GET /v1/intent", Handler: s.handleIntent, Private: true},
+		{Pattern: "GET /v1/explore", Handler: s.handleExplore, Private: true},
 		{Pattern: "GET /v1/suggest", Handler: s.handleSuggest},
 		{Pattern: "GET /v1/countries", Handler: s.handleCountries},
 		{Pattern: "POST /v1/keywords", Handler: s.handleBulk, Private: true},

@@ -1,6 +1,7 @@
 // Package pages is the room of kwdata's server for people with a
 // browser: the home page (GET /), the keyword and intent pages
 // (GET /keyword, GET /intent) with their charts and error pages, the
+// keyword explorer (GET /explore), the
 // search box's script (GET /suggest.js), and llms.txt, the map of the
 // site for language models.
 //

@@ -26,7 +26,7 @@ var templateFS embed.FS
 
 // pageTemplates holds one template set per page, each the layout plus the
 // page's "content".
-var pageTemplates = web.ParsePages(templateFS, "home", "keyword", "intent", "error")
+var pageTemplates = web.ParsePages(templateFS, "home", "keyword", "intent", "explore", "error")
 
 // renderPage renders the page name with the shared layout.
 func (s *Pages) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d *web.PageData) error {
@@ -73,6 +73,7 @@ type keywordView struct {
 	Related                                []relatedView
 	JSONURL                                string
 	CSVURL                                 string
+	MoreWith                               []web.ExampleLink // the explorer page of each word
 }
 
 type trendRow struct{ Month, Volume string }
@@ -275,6 +276,7 @@ func newKeywordView(e *kw.Entry, c kw.Country, updated string) *keywordView {
 		JSONURL:     "/v1/keyword?q=" + url.QueryEscape(e.Keyword) + "&country=" + strings.ToLower(c.Code),
 	}
 	v.CSVURL = v.JSONURL + "&format=csv"
+	v.MoreWith = moreWith(e.Keyword, c.Code)
 	if e.Competition != nil {
 		comp := web.CompetitionHundredths(*e.Competition)
 		v.Competition, v.CompetitionPct = formatHundredths(comp), max(0, min(comp, 100))

@@ -17,6 +17,7 @@ func (s *Pages) Routes() []web.Route {
 		{Pattern: "GET /", Handler: s.handleHome},
 		{Pattern: "GET /keyword", Handler: s.signedIn(s.handleKeywordPage)},
 		{Pattern: "GET /intent", Handler: s.signedIn(s.handleIntentPage)},
+		{Pattern: "GET /explore", Handler: s.signedIn(s.handleExplorePage)},
 		{Pattern: "GET /suggest.js", Handler: s.handleSuggestScript},
 		{Pattern: "GET /favicon.svg", Handler: s.handleFavicon},
 		{Pattern: "GET /favicon.ico", Handler: s.handleFavicon},

@@ -36,6 +36,8 @@ type PageData struct {
 	// The view of the page's room: K the keyword page, G the intent page,
 	// Err an error page, Acct the sign-up and account pages.
 	K, G, Err, Acct any
+	// X is the keyword explorer page's view.
+	X any
 }
 
 // ExampleLink is one keyword to try on the home page.

@@ -24,6 +24,10 @@ type Index struct {
 	Err       error  // returned by Lookup instead of an answer when set
 	PanicOn   string // Lookup of this keyword panics
 	Lookups   int
+	// NoExplorer makes Explore answer kw.ErrExploreUnavailable, as a
+	// build made before the explorer's tables does.
+	NoExplorer bool
+	Explores   int // Explore calls answered
 }
 
 // Lookup answers the entry of keyword in country, or the fault set in
