@@ -115,7 +115,7 @@ type Server struct {
 
 	metrics *metrics
 	origins map[string]bool // CanonicalOrigin of Options.AllowedOrigins
-	agent   *agent.Agent    // POST /mcp
+	agent   *agent.Agent    // POST /mcp and POST /mcp/oauth
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -186,6 +186,7 @@ func New(opt Options) *Server {
 	s.mount(accounts.New(s.Core).Routes())
 	s.mount(pages.New(s.Core).Routes())
 	s.mount(s.agent.Routes())
+	s.mountOAuth(opt)
 	return s
 }
 

@@ -11,6 +11,8 @@
 package agent
 
 import (
+	"net/http"
+
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -33,6 +35,12 @@ func New(core *web.Core, origins map[string]bool) *Agent {
 func (s *Agent) Routes() []web.Route {
 	return []web.Route{{Pattern: "POST /mcp", Handler: s.handleMCP, Private: true}}
 }
+
+// ServeMCP answers one POST of an MCP endpoint: POST /mcp, and POST
+// /mcp/oauth once the router has checked the request's access token and
+// put its account in the context (web.WithAccount), on which every tool
+// call then counts.
+func (s *Agent) ServeMCP(w http.ResponseWriter, r *http.Request) error { return s.handleMCP(w, r) }
 
 // Slots is how many POST /mcp requests may be inside the SDK at once.
 func (s *Agent) Slots() int { return cap(s.mcp.slots) }
