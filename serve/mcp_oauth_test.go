@@ -337,6 +337,28 @@ func TestMCPOAuthSignInFlow(t *testing.T) {
 	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "signed in") {
 		t.Errorf("the instructions on /mcp/oauth do not say the agent is signed in: %q", ins)
 	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+		if !strings.Contains(cs.InitializeResult().Instructions, tool.Name) {
+			t.Errorf("the instructions do not name the tool %s", tool.Name)
+		}
+	}
+	if got := strings.Join(names, " "); got != "intent_group keyword_lookup keyword_lookup_bulk" {
+		t.Errorf("tools of a signed-in agent: %s; want the lookups without the sign-up tools", got)
+	}
+	res0, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "keyword_lookup", Arguments: map[string]any{"keyword": "running shoes", "country": "fr"}})
+	if err != nil || !res0.IsError {
+		t.Fatalf("a country without data: %v %+v", err, res0)
+	}
+	if text := res0.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "Countries with data: ") || !strings.Contains(text, "us (United States, 17 keywords)") || strings.Contains(text, "/v1/") {
+		t.Errorf("country_not_indexed for an agent: %q; want the countries with data, no HTTP route", text)
+	}
+
 	const calls = 25 // the anonymous allowance is 20 a day
 	for i := range calls {
 		res, text := lookup(t, cs, "running shoes")

@@ -12,22 +12,21 @@ import (
 	"github.com/kwdata/kwdata/serve/web"
 )
 
-// mountOAuth mounts the authorization server (serve/oauth) and the
-// sign-in MCP endpoint POST /mcp/oauth, when there is an OAuth store and
-// a public URL that can be the issuer: OAuth identifies the server by an
-// absolute URL of scheme and host, which a relative-links server or one
-// under a path prefix does not have. Otherwise it logs once why agent
-// sign-in is off, and those routes answer 404.
-func (s *Server) mountOAuth(opt Options) {
+// newOAuthRoom returns the authorization server (serve/oauth) when there
+// is an OAuth store and a public URL that can be its issuer: OAuth
+// identifies the server by an absolute URL of scheme and host, which a
+// relative-links server or one under a path prefix does not have.
+// Otherwise it logs once why agent sign-in is off and returns nil.
+func (s *Server) newOAuthRoom(opt Options) *oauth.Server {
 	if opt.OAuth == nil {
-		return
+		return nil
 	}
 	u, _ := url.Parse(s.PublicURL) // checked by ParsePublicURL
 	if s.PublicURL == "" || (u.Path != "" && u.Path != "/") {
 		s.Log.Warn("agent sign-in is off: OAuth needs the server's public URL as its issuer, scheme and host only; "+
 			"start the server with --public-url https://HOST (no path) to turn it on",
 			slog.String("public_url", s.PublicURL))
-		return
+		return nil
 	}
 	room, err := oauth.New(oauth.Config{
 		Issuer:     s.PublicURL,
@@ -42,6 +41,15 @@ func (s *Server) mountOAuth(opt Options) {
 	})
 	if err != nil {
 		s.Log.Error("agent sign-in is off: the authorization server cannot start", slog.Any("err", err))
+		return nil
+	}
+	return room
+}
+
+// mountOAuth mounts the authorization server's routes and the sign-in MCP
+// endpoint POST /mcp/oauth; with room nil, they answer 404.
+func (s *Server) mountOAuth(room *oauth.Server) {
+	if room == nil {
 		return
 	}
 	for _, rt := range room.Routes() {

@@ -20,13 +20,16 @@ import (
 type Agent struct {
 	*web.Core
 	origins map[string]bool // web.CanonicalOrigin of the allowed web origins
+	signIn  string          // URL of the sign-in endpoint POST /mcp/oauth; empty while agents cannot sign in
 	mcp     *mcpEndpoint    // the SDK server behind POST /mcp
 }
 
 // New returns the MCP room over core. Pages of the origins (each already
 // web.CanonicalOrigin) may call it besides pages on a loopback host.
-func New(core *web.Core, origins map[string]bool) *Agent {
-	s := &Agent{Core: core, origins: origins}
+// signIn is the absolute URL of the sign-in endpoint (POST /mcp/oauth),
+// which the texts for agents name, or "" when agents cannot sign in.
+func New(core *web.Core, origins map[string]bool, signIn string) *Agent {
+	s := &Agent{Core: core, origins: origins, signIn: signIn}
 	s.mcp = s.newMCPEndpoint()
 	return s
 }
