@@ -19,10 +19,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
 
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
 	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/oauth"
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -397,4 +399,191 @@ func TestMCPOAuthSignInFlow(t *testing.T) {
 	if r, text := lookup(t, cs, "running shoes"); r.IsError {
 		t.Fatalf("the paid tier did not apply at the next call: %q", text)
 	}
+}
+
+// authCode runs the browser part of the flow for client id as the session's
+// account and returns the code.
+func (env *oauthEnv) authCode(session, id, redirect, verifier string) string {
+	env.t.Helper()
+	q := url.Values{
+		"response_type": {"code"}, "client_id": {id}, "redirect_uri": {redirect}, "state": {"st-1"},
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"},
+		"resource": {env.url + "/mcp/oauth"}, "scope": {"offline_access"},
+	}
+	resp := env.do(http.MethodGet, "/oauth/authorize?"+q.Encode(), session, nil, nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	form := url.Values{}
+	for _, m := range hiddenField.FindAllStringSubmatch(string(body), -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if resp.StatusCode != http.StatusOK || form.Get("client_id") == "" {
+		env.t.Fatalf("GET /oauth/authorize signed in: %d %s", resp.StatusCode, body)
+	}
+	form.Set("decision", "approve")
+	resp = env.do(http.MethodPost, "/oauth/authorize", session, strings.NewReader(form.Encode()),
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Origin": {env.url}})
+	resp.Body.Close()
+	to, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || to.Query().Get("code") == "" {
+		env.t.Fatalf("approval: %d to %q, want a code", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return to.Query().Get("code")
+}
+
+// token posts form to the token endpoint and returns the status and the
+// answer's fields.
+func (env *oauthEnv) token(form url.Values) (int, map[string]any) {
+	env.t.Helper()
+	resp := env.do(http.MethodPost, "/oauth/token", "", strings.NewReader(form.Encode()),
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		env.t.Fatalf("token endpoint: %d, not JSON: %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, m
+}
+
+// mcpStatus is the status of an MCP initialize on /mcp/oauth with access.
+func (env *oauthEnv) mcpStatus(access string) int {
+	env.t.Helper()
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	resp := env.do(http.MethodPost, "/mcp/oauth", "", strings.NewReader(initialize), http.Header{
+		"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}, "Authorization": {"Bearer " + access}})
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestMCPOAuthRefusals proves the authorization server's refusals again
+// through the real router and the real access store: what the room's own
+// tests prove on an in-memory store must hold on the one that ships.
+func TestMCPOAuthRefusals(t *testing.T) {
+	env := startOAuthServer(t, "")
+	ctx := context.Background()
+	account := env.newAccount("bob@example.com")
+	session, err := env.store.NewSession(ctx, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const redirect = "http://127.0.0.1:8976/callback"
+	resp := env.do(http.MethodPost, "/oauth/register", "", strings.NewReader(`{"redirect_uris":["`+redirect+`"],"client_name":"Refusals","token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"]}`),
+		http.Header{"Content-Type": {"application/json"}})
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || reg.ClientID == "" {
+		t.Fatalf("register: %d %+v", resp.StatusCode, reg)
+	}
+	id := reg.ClientID
+	exchange := func(code, verifier, redirect string) (int, map[string]any) {
+		return env.token(url.Values{"grant_type": {"authorization_code"}, "client_id": {id}, "code": {code},
+			"code_verifier": {verifier}, "redirect_uri": {redirect}, "resource": {env.url + "/mcp/oauth"}})
+	}
+	refresh := func(tok string) (int, map[string]any) {
+		return env.token(url.Values{"grant_type": {"refresh_token"}, "client_id": {id}, "refresh_token": {tok}})
+	}
+	wantGrantError := func(t *testing.T, status int, body map[string]any) {
+		t.Helper()
+		if status != http.StatusBadRequest || body["error"] != "invalid_grant" || body["access_token"] != nil {
+			t.Errorf("token endpoint: %d %v, want 400 invalid_grant", status, body)
+		}
+	}
+	tokens := func(t *testing.T) (string, string) {
+		t.Helper()
+		v := oauth2.GenerateVerifier()
+		status, body := exchange(env.authCode(session, id, redirect, v), v, redirect)
+		if status != http.StatusOK {
+			t.Fatalf("exchange: %d %v", status, body)
+		}
+		return body["access_token"].(string), body["refresh_token"].(string)
+	}
+
+	t.Run("wrong verifier", func(t *testing.T) {
+		code := env.authCode(session, id, redirect, oauth2.GenerateVerifier())
+		status, body := exchange(code, oauth2.GenerateVerifier(), redirect)
+		wantGrantError(t, status, body)
+	})
+	t.Run("wrong redirect_uri", func(t *testing.T) {
+		v := oauth2.GenerateVerifier()
+		status, body := exchange(env.authCode(session, id, redirect, v), v, "http://127.0.0.1:8976/elsewhere")
+		wantGrantError(t, status, body)
+	})
+	t.Run("reused code revokes its tokens", func(t *testing.T) {
+		v := oauth2.GenerateVerifier()
+		code := env.authCode(session, id, redirect, v)
+		status, body := exchange(code, v, redirect)
+		if status != http.StatusOK {
+			t.Fatalf("first exchange: %d %v", status, body)
+		}
+		access := body["access_token"].(string)
+		if got := env.mcpStatus(access); got != http.StatusOK {
+			t.Fatalf("the fresh token: %d", got)
+		}
+		status, body = exchange(code, v, redirect)
+		wantGrantError(t, status, body)
+		if got := env.mcpStatus(access); got != http.StatusUnauthorized {
+			t.Errorf("a token of a reused code still works: %d", got)
+		}
+	})
+	t.Run("token for another resource", func(t *testing.T) {
+		// A token the store issued for the same account and client, but
+		// bound to another server's endpoint.
+		code := env.authCode(session, id, redirect, oauth2.GenerateVerifier())
+		st := env.store.ForOAuth()
+		cg, err := st.TakeCode(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := cg.Grant
+		g.Resource = "http://127.0.0.1:1/mcp/oauth"
+		tok, err := st.NewTokens(ctx, g, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := env.mcpStatus(tok.Access); got != http.StatusUnauthorized {
+			t.Errorf("a token bound to another resource: %d, want 401", got)
+		}
+	})
+	t.Run("refresh rotation and reuse", func(t *testing.T) {
+		access1, refresh1 := tokens(t)
+		status, body := refresh(refresh1)
+		if status != http.StatusOK || body["refresh_token"] == refresh1 {
+			t.Fatalf("refresh: %d %v, want a new refresh token", status, body)
+		}
+		access2, refresh2 := body["access_token"].(string), body["refresh_token"].(string)
+		if got := env.mcpStatus(access2); got != http.StatusOK {
+			t.Fatalf("the refreshed token: %d", got)
+		}
+		status, body = refresh(refresh1)
+		wantGrantError(t, status, body)
+		for name, tok := range map[string]string{"first access token": access1, "refreshed access token": access2} {
+			if got := env.mcpStatus(tok); got != http.StatusUnauthorized {
+				t.Errorf("the %s works after its chain's refresh token came back: %d", name, got)
+			}
+		}
+		status, body = refresh(refresh2)
+		wantGrantError(t, status, body)
+	})
+	// Last: it moves the clock past every access token's life.
+	t.Run("expired token", func(t *testing.T) {
+		access, refresh1 := tokens(t)
+		if got := env.mcpStatus(access); got != http.StatusOK {
+			t.Fatalf("the fresh token: %d", got)
+		}
+		env.clock.Add(oauth.AccessTTL + time.Minute)
+		if got := env.mcpStatus(access); got != http.StatusUnauthorized {
+			t.Errorf("a token past its hour: %d, want 401", got)
+		}
+		status, body := refresh(refresh1)
+		if status != http.StatusOK {
+			t.Fatalf("refresh after the access token expired: %d %v", status, body)
+		}
+		if got := env.mcpStatus(body["access_token"].(string)); got != http.StatusOK {
+			t.Errorf("the token refreshed after expiry: %d", got)
+		}
+	})
 }
