@@ -1,5 +1,6 @@
 // Package agent is the room of kwdata's server for AI agents: the MCP
-// endpoint (POST /mcp), built on the official Go SDK, with its tools
+// endpoint (POST /mcp, and POST /mcp/oauth for a request the router has
+// signed in as an account), built on the official Go SDK, with its tools
 // (keyword_lookup, keyword_lookup_bulk, intent_group and sign-up by
 // email), the Origin rule that guards it against DNS rebinding, and the
 // bounds on what one request may cost. Tools count lookups through the
