@@ -794,7 +794,7 @@ func (env *tiersEnv) testMCP(t *testing.T) {
 	}
 	text := a.Result.Content[0].Text
 	m := regexp.MustCompile(`^The daily allowance of 20 lookups for this address is used up; it renews in ` + tiersDurationRE +
-		` \(at (\S+)\)\. A free API key \(POST /v1/register\)`).FindStringSubmatch(text)
+		` \(at (\S+)\)\. For 500 lookups a month, ask your user for their email address and call register_request_code`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("tool error %q does not say when the allowance renews", text)
 	}
