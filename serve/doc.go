@@ -12,7 +12,9 @@
 //   - serve/api: programs, the /v1 JSON and CSV API, sign-up, keys and
 //     billing by JSON;
 //   - serve/pages: people, the HTML pages, suggest.js and llms.txt;
-//   - serve/agent: AI agents, the MCP endpoint POST /mcp;
+//   - serve/agent: AI agents, the MCP endpoint POST /mcp, and POST
+//     /mcp/oauth for agents signed in as an account (the router checks
+//     the access token, oauth.go);
 //   - serve/accounts: people, the sign-up and account pages;
 //   - serve/oauth: agents, the authorization server.
 //

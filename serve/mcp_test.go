@@ -206,7 +206,7 @@ func TestMCPQuotaExhaustedIsToolError(t *testing.T) {
 	}
 	text := toolText(t, out)
 	// The clock is 2026-11-22 04:30 UTC; 19h30m later is 2026-11-23 00:00.
-	for _, want := range []string{"The daily allowance of 20 lookups for this address is used up; it renews in 19h 30m (at 2026-11-23T00:00:00Z).", "POST /v1/register"} {
+	for _, want := range []string{"The daily allowance of 20 lookups for this address is used up; it renews in 19h 30m (at 2026-11-23T00:00:00Z).", "call register_request_code"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("tool error %q lacks %q", text, want)
 		}

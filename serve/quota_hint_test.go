@@ -15,30 +15,41 @@ import (
 // the same sentence (the tool error adds the clock time of the reset), the
 // 429 page the same duration; a spent anonymous allowance is answered with
 // "get a free key", a spent registered one with "upgrade to paid", once.
+// The tool error says what to do in MCP terms (the sign-up tools, the
+// account page), never with an HTTP route.
+const (
+	toolFreeKey = "For 500 lookups a month, ask your user for their email address and call register_request_code, " +
+		"then register_verify with the mailed code, to get a free API key. The paid tier is unlimited."
+	toolUpgrade = "Your user can upgrade this key to the paid tier (4.99 USD a month, unlimited lookups) on their account page, http://kwdata.example/account."
+)
+
 func TestQuotaWording(t *testing.T) {
 	tests := []struct {
 		name              string
 		qe                *QuotaError
 		problem           string // the exact detail of the problem document
+		toolHint          string // what the tool error says to do
 		wantNot           []string
 		pageWant, pageNot []string
 	}{
 		{name: "anonymous", qe: &QuotaError{Policy: "daily", Quota: 20, Requested: 1, RetryAfter: 5*time.Hour + 12*time.Minute},
 			problem: "The daily allowance of 20 lookups for this address is used up; it renews in 5h 12m. " +
 				"A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited.",
-			wantNot:  []string{"Upgrade"},
+			toolHint: toolFreeKey, wantNot: []string{"Upgrade"},
 			pageWant: []string{"Register for a free API key", "/v1/register", "(in 5h 12m)"}, pageNot: []string{"Upgrade this key"}},
 		{name: "registered", qe: &QuotaError{Policy: "monthly", Quota: 500, Requested: 1, RetryAfter: 9*24*time.Hour + 90*time.Second},
 			problem: "This API key's monthly allowance of 500 lookups is used up; it renews in 9d 1h. " +
 				"Upgrade this API key to the paid tier (4.99 USD a month) for unlimited lookups.",
-			wantNot:  []string{"register"},
+			toolHint: toolUpgrade, wantNot: []string{"register"},
 			pageWant: []string{"Upgrade this key to the paid tier", "monthly allowance is used up", "(in 9d 1h)"}, pageNot: []string{"Register for a free", "/v1/register"}},
 		{name: "bulk larger than what is left", qe: &QuotaError{Policy: "daily", Quota: 20, Remaining: 3, Requested: 4, RetryAfter: 40 * time.Second},
 			problem: "This request needs 4 lookups but the daily allowance of 20 lookups for this address has 3 left; send at most 3 keywords, or wait: it renews in 40s. " +
-				"A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited."},
+				"A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited.",
+			toolHint: toolFreeKey},
 		{name: "no numbers", qe: &QuotaError{RetryAfter: 90 * time.Second},
 			problem: "The lookup allowance is used up; it renews in 2m. " +
-				"A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited."},
+				"A free API key (POST /v1/register) raises the allowance to 500 lookups a month; the paid tier is unlimited.",
+			toolHint: toolFreeKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,8 +76,8 @@ func TestQuotaWording(t *testing.T) {
 			// clock stands at 2026-11-22T04:30:00Z.
 			reset := servetest.BuiltAt.Add(90*time.Minute + time.Duration(web.RetrySeconds(tt.qe.RetryAfter))*time.Second).Format(time.RFC3339)
 			renews, _, _ := strings.Cut(tt.problem, ". ")
-			wantTool := strings.Replace(tt.problem, renews+".", renews+" (at "+reset+").", 1)
-			if text := resp.Result.Content[0].Text; text != wantTool {
+			wantTool := renews + " (at " + reset + "). " + tt.toolHint
+			if text := resp.Result.Content[0].Text; text != wantTool || strings.Contains(text, "/v1/") {
 				t.Errorf("tool error\n%q\nwant\n%q", text, wantTool)
 			}
 			for _, s := range tt.wantNot {

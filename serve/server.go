@@ -115,7 +115,7 @@ type Server struct {
 
 	metrics *metrics
 	origins map[string]bool // CanonicalOrigin of Options.AllowedOrigins
-	agent   *agent.Agent    // POST /mcp
+	agent   *agent.Agent    // POST /mcp and POST /mcp/oauth
 
 	// routes maps a path to its handlers by method. Paths are exact, except
 	// for the prefixes in prefixRoutes.
@@ -177,7 +177,12 @@ func New(opt Options) *Server {
 	s.PublicURL = pub
 	s.metrics = newMetrics(opt.Registry, s.Index, s.Now)
 	s.Index = s.metrics.countDamage(s.Index)
-	s.agent = agent.New(s.Core, s.origins)
+	room := s.newOAuthRoom(opt)
+	signIn := ""
+	if room != nil {
+		signIn = s.PublicURL + oauth.ResourcePath
+	}
+	s.agent = agent.New(s.Core, s.origins, signIn)
 	s.handle("GET /healthz", s.handleHealthz)
 	s.handle("GET /readyz", s.handleReadyz)
 	s.handle("GET /metrics", s.metrics.handle)
@@ -186,6 +191,7 @@ func New(opt Options) *Server {
 	s.mount(accounts.New(s.Core).Routes())
 	s.mount(pages.New(s.Core).Routes())
 	s.mount(s.agent.Routes())
+	s.mountOAuth(room)
 	return s
 }
 

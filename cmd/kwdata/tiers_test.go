@@ -79,6 +79,34 @@ func TestTiers(t *testing.T) {
 	t.Run("Register", env.testRegister)
 	t.Run("Billing", env.testBilling)
 	t.Run("MCP", env.testMCP)
+	t.Run("AgentSignIn", env.testAgentSignIn)
+}
+
+// testAgentSignIn: kwdata serve with a loopback --public-url mounts the
+// sign-in MCP endpoint, which refuses a call without a token with the
+// challenge that names its metadata, and the authorization server whose
+// issuer is that URL; /mcp stays anonymous.
+func (env *tiersEnv) testAgentSignIn(t *testing.T) {
+	addr := testservers.FreeAddr(t)
+	pub := "http://" + addr
+	s := env.start(t, env.fresh(t), "--addr", addr, "--public-url", pub)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"tiers","version":"1"}}}`
+	r := s.do(t, "POST", "/mcp/oauth", initialize, "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	if want := `Bearer resource_metadata="` + pub + `/.well-known/oauth-protected-resource/mcp/oauth"`; r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != want {
+		t.Errorf("POST /mcp/oauth without a token: %d %q, want 401 %q", r.status, r.header.Get("WWW-Authenticate"), want)
+	}
+	r = s.do(t, "GET", "/.well-known/oauth-authorization-server", "")
+	var meta struct {
+		Issuer           string `json:"issuer"`
+		RegistrationEndp string `json:"registration_endpoint"`
+	}
+	if err := json.Unmarshal(r.body, &meta); err != nil || r.status != http.StatusOK || meta.Issuer != pub || meta.RegistrationEndp != pub+"/oauth/register" {
+		t.Errorf("authorization server metadata: %d %s", r.status, r.body)
+	}
+	r = s.do(t, "POST", "/mcp", initialize, "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "/mcp/oauth") {
+		t.Errorf("POST /mcp anonymous: %d %s; want 200 and instructions naming the sign-in endpoint", r.status, r.body)
+	}
 }
 
 // testAnonymous: 20 lookups per address and day, whatever the kind of
@@ -766,7 +794,7 @@ func (env *tiersEnv) testMCP(t *testing.T) {
 	}
 	text := a.Result.Content[0].Text
 	m := regexp.MustCompile(`^The daily allowance of 20 lookups for this address is used up; it renews in ` + tiersDurationRE +
-		` \(at (\S+)\)\. A free API key \(POST /v1/register\)`).FindStringSubmatch(text)
+		` \(at (\S+)\)\. For 500 lookups a month, ask your user for their email address and call register_request_code`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("tool error %q does not say when the allowance renews", text)
 	}

@@ -1,5 +1,6 @@
 // Package agent is the room of kwdata's server for AI agents: the MCP
-// endpoint (POST /mcp), built on the official Go SDK, with its tools
+// endpoint (POST /mcp, and POST /mcp/oauth for a request the router has
+// signed in as an account), built on the official Go SDK, with its tools
 // (keyword_lookup, keyword_lookup_bulk, intent_group and sign-up by
 // email), the Origin rule that guards it against DNS rebinding, and the
 // bounds on what one request may cost. Tools count lookups through the
@@ -11,6 +12,8 @@
 package agent
 
 import (
+	"net/http"
+
 	"github.com/kwdata/kwdata/serve/web"
 )
 
@@ -18,13 +21,16 @@ import (
 type Agent struct {
 	*web.Core
 	origins map[string]bool // web.CanonicalOrigin of the allowed web origins
+	signIn  string          // URL of the sign-in endpoint POST /mcp/oauth; empty while agents cannot sign in
 	mcp     *mcpEndpoint    // the SDK server behind POST /mcp
 }
 
 // New returns the MCP room over core. Pages of the origins (each already
 // web.CanonicalOrigin) may call it besides pages on a loopback host.
-func New(core *web.Core, origins map[string]bool) *Agent {
-	s := &Agent{Core: core, origins: origins}
+// signIn is the absolute URL of the sign-in endpoint (POST /mcp/oauth),
+// which the texts for agents name, or "" when agents cannot sign in.
+func New(core *web.Core, origins map[string]bool, signIn string) *Agent {
+	s := &Agent{Core: core, origins: origins, signIn: signIn}
 	s.mcp = s.newMCPEndpoint()
 	return s
 }
@@ -33,6 +39,12 @@ func New(core *web.Core, origins map[string]bool) *Agent {
 func (s *Agent) Routes() []web.Route {
 	return []web.Route{{Pattern: "POST /mcp", Handler: s.handleMCP, Private: true}}
 }
+
+// ServeMCP answers one POST of an MCP endpoint: POST /mcp, and POST
+// /mcp/oauth once the router has checked the request's access token and
+// put its account in the context (web.WithAccount), on which every tool
+// call then counts.
+func (s *Agent) ServeMCP(w http.ResponseWriter, r *http.Request) error { return s.handleMCP(w, r) }
 
 // Slots is how many POST /mcp requests may be inside the SDK at once.
 func (s *Agent) Slots() int { return cap(s.mcp.slots) }

@@ -60,12 +60,37 @@ const MaxMCPBody = 64 << 10
 // than sent.
 const MaxMCPAnswer = 4 << 20
 
-// mcpInstructions tells a model what the server is for.
-const mcpInstructions = "kwdata answers keyword search data: monthly search volume, cost per click (USD), " +
-	"competition, a 12-month trend, the keyword's intent group and its 10 related keywords by search-result overlap. " +
-	"Call keyword_lookup with a keyword and an ISO 3166-1 alpha-2 country (default us). " +
-	"Each call counts as one lookup against the caller's allowance: 20 a day without a key, 500 a month with a free key " +
-	"(send it as a Bearer token), unlimited on the paid tier."
+// mcpAbout is what the server is for, and mcpToolsText its tools: the
+// start of both sets of instructions.
+const (
+	mcpAbout = "kwdata answers keyword search data: monthly search volume, cost per click (USD), " +
+		"competition, a 12-month trend, the keyword's intent group and its 10 related keywords by search-result overlap. "
+	mcpToolsText = "Tools: keyword_lookup looks up one keyword in one country (an ISO 3166-1 alpha-2 code, default us); " +
+		"keyword_lookup_bulk looks up 1 to 100 keywords of one country at once; " +
+		"intent_group lists the keywords that share a keyword's search intent; " +
+		"keyword_explore finds the keywords holding some words, filtered and sorted, a page at a time (each keyword returned counts as a lookup). "
+)
+
+// mcpInstructions tells a model on POST /mcp what the server is for, every
+// tool, and what a lookup costs; and, when agents can sign in (signIn is
+// the URL of the sign-in endpoint), where to connect to do so.
+func mcpInstructions(signIn string) string {
+	t := mcpAbout + mcpToolsText +
+		"register_request_code and register_verify get your user a free API key by a code mailed to them. " +
+		"Each lookup counts against the caller's allowance: 20 a day without a key, 500 a month with a free key " +
+		"(send it as a Bearer token), unlimited on the paid tier."
+	if signIn != "" {
+		t += " A client that can sign its user in (OAuth) connects to " + signIn +
+			" instead, and its lookups count on the user's account."
+	}
+	return t
+}
+
+// mcpSignedInInstructions tells a model on POST /mcp/oauth the same, for a
+// client signed in as an account: there is no key to get.
+const mcpSignedInInstructions = mcpAbout + mcpToolsText +
+	"You are signed in as your user's kwdata account: each lookup counts on it, 500 a month on the free tier, " +
+	"unlimited on the paid tier, which your user subscribes to on the site's account page."
 
 // mcpEndpoint is the SDK handler of POST /mcp and what bounds it.
 type mcpEndpoint struct {
@@ -74,17 +99,52 @@ type mcpEndpoint struct {
 	waiting atomic.Int64  // POSTs waiting for a slot; tests wait on it
 }
 
-// newMCPEndpoint builds the SDK server with kwdata's tools.
+// newMCPEndpoint builds the SDK servers with kwdata's tools: one for
+// POST /mcp, and one for requests of a signed-in account (POST
+// /mcp/oauth), which lacks the sign-up tools: a key would be of no use to
+// a client that already acts as the account.
 func (s *Agent) newMCPEndpoint() *mcpEndpoint {
 	sdkLog := slog.New(quietHandler{s.Log.Handler()}).With("component", "mcp")
+	anon := s.newMCPServer(sdkLog, mcpInstructions(s.signIn), true)
+	signedIn := s.newMCPServer(sdkLog, mcpSignedInInstructions, false)
+	pick := func(r *http.Request) *mcp.Server {
+		if _, ok := web.AccountFrom(r.Context()); ok {
+			return signedIn
+		}
+		return anon
+	}
+	return &mcpEndpoint{
+		handler: mcp.NewStreamableHTTPHandler(pick,
+			&mcp.StreamableHTTPOptions{
+				Stateless:           true,
+				JSONResponse:        true,
+				Logger:              sdkLog,
+				MaxRequestBodyBytes: MaxMCPBody,
+				// The SDK refuses a request reaching a loopback address with
+				// another Host, against DNS rebinding; behind a reverse proxy
+				// on the same machine that is every request. checkOrigin
+				// covers rebinding instead: the browser's Origin is what a
+				// rebinding page cannot choose.
+				DisableLocalhostProtection: true,
+			}),
+		slots: make(chan struct{}, mcpSlots()),
+	}
+}
+
+// newMCPServer builds one SDK server: the tools (the sign-up ones only
+// when signup), with instructions.
+func (s *Agent) newMCPServer(sdkLog *slog.Logger, instructions string, signup bool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "kwdata", Title: "kwdata keyword data", Version: "1.0.0"},
 		&mcp.ServerOptions{
-			Instructions: mcpInstructions,
+			Instructions: instructions,
 			Logger:       sdkLog,
 			// Tools only: no logging, and a tool list that never changes.
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		})
 	for _, t := range mcpTools {
+		if !signup && strings.HasPrefix(t.Name, "register_") {
+			continue
+		}
 		var h mcp.ToolHandler
 		switch t.Name {
 		case "keyword_lookup":
@@ -102,22 +162,7 @@ func (s *Agent) newMCPEndpoint() *mcpEndpoint {
 		}
 		srv.AddTool(t, h)
 	}
-	return &mcpEndpoint{
-		handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-			&mcp.StreamableHTTPOptions{
-				Stateless:           true,
-				JSONResponse:        true,
-				Logger:              sdkLog,
-				MaxRequestBodyBytes: MaxMCPBody,
-				// The SDK refuses a request reaching a loopback address with
-				// another Host, against DNS rebinding; behind a reverse proxy
-				// on the same machine that is every request. checkOrigin
-				// covers rebinding instead: the browser's Origin is what a
-				// rebinding page cannot choose.
-				DisableLocalhostProtection: true,
-			}),
-		slots: make(chan struct{}, mcpSlots()),
-	}
+	return srv
 }
 
 // mcpSlots is how many POST /mcp requests may be inside the SDK at once:
@@ -385,7 +430,7 @@ func toolCall(ctx context.Context) (*mcpCall, error) {
 // keywordArgs reads the arguments of a tool that takes one keyword and a
 // country (keyword_lookup, intent_group): the keyword normalized, the
 // country looked up, or the tool error a bad argument is.
-func keywordArgs(req *mcp.CallToolRequest) (string, kw.Country, error) {
+func (s *Agent) keywordArgs(req *mcp.CallToolRequest) (string, kw.Country, error) {
 	var a struct {
 		Keyword *string `json:"keyword"`
 		Country string  `json:"country"`
@@ -400,9 +445,9 @@ func keywordArgs(req *mcp.CallToolRequest) (string, kw.Country, error) {
 	if err != nil {
 		return "", kw.Country{}, badArgs(err)
 	}
-	c, err := web.CountryInput(a.Country)
+	c, err := s.countryArg(a.Country)
 	if err != nil {
-		return "", kw.Country{}, badArgs(err)
+		return "", kw.Country{}, err
 	}
 	return q, c, nil
 }
@@ -413,7 +458,7 @@ func (s *Agent) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest)
 	if err != nil {
 		return nil, err
 	}
-	q, c, err := keywordArgs(req)
+	q, c, err := s.keywordArgs(req)
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +471,7 @@ func (s *Agent) toolKeywordLookup(ctx context.Context, req *mcp.CallToolRequest)
 		return toolError(s.NotFound(ctx, q, c.Code, err).Msg), nil
 	}
 	if err != nil {
-		return s.toolFailure(call, err)
+		return s.lookupFailure(call, c, err)
 	}
 	doc := web.AppendKeywordJSON(nil, &e, c.Code, web.DataDate(&e, info))
 	return toolDocument(doc), nil
@@ -452,15 +497,15 @@ func (s *Agent) toolKeywordLookupBulk(ctx context.Context, req *mcp.CallToolRequ
 	case len(a.Keywords) > web.MaxBulkKeywords:
 		return nil, badArgs(fmt.Errorf(`"keywords" holds %d keywords; send at most %d per call`, len(a.Keywords), web.MaxBulkKeywords))
 	}
-	c, err := web.CountryInput(a.Country)
+	c, err := s.countryArg(a.Country)
 	if err != nil {
-		return nil, badArgs(err)
+		return nil, err
 	}
 	h := http.Header{}
 	items, info, err := s.BulkLookup(call.r, c, a.Keywords, h)
 	call.setHeader(h)
 	if err != nil {
-		return s.toolFailure(call, err)
+		return s.lookupFailure(call, c, err)
 	}
 	return toolDocument(web.AppendBulkJSON(nil, items, c.Code, info)), nil
 }
@@ -507,6 +552,86 @@ func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
 }
 
+// countryArg reads the country argument of a lookup tool: the country,
+// or the invalid-params error of an unsupported code, which names the
+// countries to use instead of an HTTP route.
+func (s *Agent) countryArg(code string) (kw.Country, error) {
+	c, err := web.CountryInput(code)
+	if err == nil {
+		return c, nil
+	}
+	if len(code) > 16 {
+		code = code[:16] + "…"
+	}
+	return kw.Country{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+		Message: fmt.Sprintf("Invalid params: country %q is not supported; pass an ISO 3166-1 alpha-2 code. %s", code, s.countriesText()),
+		Data:    json.RawMessage(`{"code":"` + web.CodeUnsupportedCountry + `"}`)}
+}
+
+// countriesText names the countries the served index holds keywords of.
+func (s *Agent) countriesText() string {
+	info, ok := s.Index.Info()
+	if !ok {
+		return "No index is loaded yet; retry in a minute."
+	}
+	var b strings.Builder
+	for _, c := range web.CountriesWithDataFirst(info) {
+		n := info.Countries[c.Code]
+		if n <= 0 {
+			break
+		}
+		if b.Len() == 0 {
+			b.WriteString("Countries with data: ")
+		} else {
+			b.WriteString(", ")
+		}
+		unit := "keywords"
+		if n == 1 {
+			unit = "keyword"
+		}
+		fmt.Fprintf(&b, "%s (%s, %d %s)", strings.ToLower(c.Code), c.Name, n, unit)
+	}
+	if b.Len() == 0 {
+		return "The served index holds no keywords yet."
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// lookupFailure is toolFailure for a lookup in country c: a country
+// without data is answered with the countries that have some, not with
+// the route that lists them.
+func (s *Agent) lookupFailure(call *mcpCall, c kw.Country, err error) (*mcp.CallToolResult, error) {
+	var he web.HTTPError
+	if errors.As(err, &he) && he.Code == web.CodeCountryNotIndexed {
+		return toolError(fmt.Sprintf("The index holds no keywords of %s (%s) yet; this call was not counted. %s",
+			c.Name, strings.ToLower(c.Code), s.countriesText())), nil
+	}
+	return s.toolFailure(call, err)
+}
+
+// quotaText words a refused allowance for a model: the refusal of
+// web.QuotaStatus, then what to do in MCP terms, which depend on who the
+// caller is (a signed-in account, an API key, an address).
+func (s *Agent) quotaText(r *http.Request, qe *web.QuotaError, reset time.Time) string {
+	page := s.BaseURL(r) + "/account"
+	if _, ok := web.AccountFrom(r.Context()); ok {
+		return web.QuotaStatus(qe, reset, "your account") + " Your user can subscribe to the paid tier " +
+			"(4.99 USD a month, unlimited lookups) on their account page, " + page + "; it applies at your next call."
+	}
+	if web.QuotaMonthly(qe) {
+		return web.QuotaStatus(qe, reset, "this API key") + " Your user can upgrade this key to the paid tier " +
+			"(4.99 USD a month, unlimited lookups) on their account page, " + page + "."
+	}
+	t := web.QuotaStatus(qe, reset, "this API key") + " For 500 lookups a month, ask your user for their email address " +
+		"and call register_request_code, then register_verify with the mailed code, to get a free API key"
+	if s.signIn != "" {
+		t += "; or, if your client can sign its user in (OAuth), connect to " + s.signIn +
+			" and the lookups count on the user's account"
+	}
+	return t + ". The paid tier is unlimited."
+}
+
 // toolFailure turns a failed lookup into a tool error the model can read,
 // a JSON-RPC internal error, or (invalid key) a refusal of the whole POST.
 func (s *Agent) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, error) {
@@ -515,7 +640,7 @@ func (s *Agent) toolFailure(call *mcpCall, err error) (*mcp.CallToolResult, erro
 		// The words of the 429 problem, with the clock time of the reset
 		// too: a model has no Retry-After field to read.
 		reset, _ := s.QuotaReset(qe)
-		return toolError(web.QuotaMessage(qe, reset)), nil
+		return toolError(s.quotaText(call.r, qe, reset)), nil
 	}
 	he := web.Classify(err)
 	switch {
@@ -544,7 +669,7 @@ var mcpTools = []*mcp.Tool{
 			"(overlap n/20 of shared top-20 search results). Counts as one lookup.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"keyword":{"type":"string","minLength":1,"description":"The keyword, e.g. \"running shoes\". Case and spacing do not matter; at most 80 characters."},` +
-			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case, e.g. \"us\", \"gb\", \"de\". GET /v1/countries lists them."}},` +
+			`"country":{"type":"string","default":"us","description":"ISO 3166-1 alpha-2 country code, either case, e.g. \"us\", \"gb\", \"de\"."}},` +
 			`"required":["keyword"],"additionalProperties":false}`),
 		OutputSchema: web.OpenAPISchema("KeywordRecord"),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false), IdempotentHint: true},
@@ -686,7 +811,7 @@ func (s *Agent) toolIntentGroup(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return nil, err
 	}
-	q, c, err := keywordArgs(req)
+	q, c, err := s.keywordArgs(req)
 	if err != nil {
 		return nil, err
 	}
@@ -697,7 +822,7 @@ func (s *Agent) toolIntentGroup(ctx context.Context, req *mcp.CallToolRequest) (
 		if errors.Is(err, kw.ErrNotFound) || errors.Is(err, web.ErrNoGroup) {
 			return toolError(s.IntentError(ctx, q, c, err).(web.HTTPError).Msg), nil
 		}
-		return s.toolFailure(call, err)
+		return s.lookupFailure(call, c, err)
 	}
 	return toolDocument(web.AppendIntentJSON(nil, &g, q)), nil
 }

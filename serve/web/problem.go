@@ -140,12 +140,20 @@ func RetrySeconds(d time.Duration) int64 {
 // is left, when it renews (in words, and at a clock time when at is not
 // zero), and what to do besides waiting.
 func QuotaMessage(qe *QuotaError, at time.Time) string {
+	return QuotaStatus(qe, at, "this API key") + " " + quotaHint(qe)
+}
+
+// QuotaStatus is QuotaMessage without what to do: which allowance, what is
+// left and when it renews. holder names whose monthly allowance it is
+// ("this API key", "your account"), for a room that words the way out in
+// its own terms.
+func QuotaStatus(qe *QuotaError, at time.Time, holder string) string {
 	allowance := "the lookup allowance"
 	switch qe.Policy {
 	case policyDaily:
 		allowance = "the daily allowance"
 	case policyMonthly:
-		allowance = "this API key's monthly allowance"
+		allowance = holder + "'s monthly allowance"
 	}
 	if qe.Quota > 0 {
 		allowance += " of " + strconv.FormatInt(qe.Quota, 10) + " lookups"
@@ -157,18 +165,15 @@ func QuotaMessage(qe *QuotaError, at time.Time) string {
 	if !at.IsZero() {
 		renews += " (at " + at.UTC().Format(time.RFC3339) + ")"
 	}
-	var msg string
 	if qe.Remaining > 0 && qe.Requested > qe.Remaining {
 		keywords := "keywords"
 		if qe.Remaining == 1 {
 			keywords = "keyword"
 		}
-		msg = fmt.Sprintf("This request needs %d lookups but %s has %d left; send at most %d %s, or wait: %s.",
+		return fmt.Sprintf("This request needs %d lookups but %s has %d left; send at most %d %s, or wait: %s.",
 			qe.Requested, allowance, qe.Remaining, qe.Remaining, keywords, renews)
-	} else {
-		msg = strings.ToUpper(allowance[:1]) + allowance[1:] + " is used up; " + renews + "."
 	}
-	return msg + " " + quotaHint(qe)
+	return strings.ToUpper(allowance[:1]) + allowance[1:] + " is used up; " + renews + "."
 }
 
 // ProblemDoc is an RFC 9457 problem document. Field order is the order the
