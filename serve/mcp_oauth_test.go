@@ -21,9 +21,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/kwdata/kwdata/internal/testservers"
 	"github.com/kwdata/kwdata/serve"
 	"github.com/kwdata/kwdata/serve/access"
 	"github.com/kwdata/kwdata/serve/internal/servetest"
+	"github.com/kwdata/kwdata/serve/mail"
 	"github.com/kwdata/kwdata/serve/oauth"
 	"github.com/kwdata/kwdata/serve/web"
 )
@@ -80,6 +82,13 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // replaces that public URL (to see sign-in turned off).
 func startOAuthServer(t testing.TB, publicURL string) *oauthEnv {
 	t.Helper()
+	return startOAuthServerMail(t, publicURL, nil)
+}
+
+// startOAuthServerMail is startOAuthServer with the server's mail going to
+// mailer (nil: the log).
+func startOAuthServerMail(t testing.TB, publicURL string, mailer serve.Mailer) *oauthEnv {
+	t.Helper()
 	clk := &oauthClock{t: time.Now().UTC().Truncate(time.Second)}
 	st, err := access.Open(access.Options{Dir: t.TempDir(), Now: clk.Now})
 	if err != nil {
@@ -106,6 +115,7 @@ func startOAuthServer(t testing.TB, publicURL string) *oauthEnv {
 		Registrar: a,
 		Sessions:  a,
 		OAuth:     st.ForOAuth(),
+		Mailer:    mailer,
 		PublicURL: publicURL,
 	})
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -230,6 +240,58 @@ var hiddenField = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" valu
 // session opened through the store), approves from the site's own origin
 // and returns what the redirect carries.
 func (env *oauthEnv) browse(account, redirect string) auth.AuthorizationCodeFetcher {
+	return env.browseAs(func(ctx context.Context, next string) string {
+		session, err := env.store.NewSession(ctx, account)
+		if err != nil {
+			env.t.Fatal(err)
+		}
+		return session
+	}, redirect)
+}
+
+// browseByMail is browse with the person signing in as a person does: the
+// email on the sign-in page, the code from the mail in Mailpit, and back
+// to the authorization request through next.
+func (env *oauthEnv) browseByMail(mp *testservers.Mailpit, email, redirect string) auth.AuthorizationCodeFetcher {
+	return env.browseAs(func(ctx context.Context, next string) string {
+		t := env.t
+		form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Origin": {env.url}}
+		resp := env.do(http.MethodGet, "/account?next="+url.QueryEscape(next), "", nil, nil)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `action="/account/signin"`) {
+			t.Fatalf("the sign-in page: %d\n%s", resp.StatusCode, body)
+		}
+		v := url.Values{"email": {email}, "next": {next}}
+		resp = env.do(http.MethodPost, "/account/signin", "", strings.NewReader(v.Encode()), form)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST /account/signin: %d", resp.StatusCode)
+		}
+		msg := mp.Last(t, email)
+		code := mailCode.FindStringSubmatch(msg.Text)
+		if code == nil {
+			t.Fatalf("no code in the sign-in mail: %+v", msg)
+		}
+		v.Set("code", code[1])
+		resp = env.do(http.MethodPost, "/account/signin/verify", "", strings.NewReader(v.Encode()), form)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != next {
+			t.Fatalf("POST /account/signin/verify: %d to %q, want back to %q", resp.StatusCode, resp.Header.Get("Location"), next)
+		}
+		for _, c := range resp.Cookies() {
+			if c.Name == web.SessionCookie(env.url) && c.Value != "" {
+				return c.Value
+			}
+		}
+		t.Fatalf("signing in set no session cookie: %q", resp.Header.Values("Set-Cookie"))
+		return ""
+	}, redirect)
+}
+
+// browseAs plays the browser with signIn giving the session of the
+// person once the authorization endpoint sent them to sign in.
+func (env *oauthEnv) browseAs(signIn func(ctx context.Context, next string) string, redirect string) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		t := env.t
 		resp := env.do(http.MethodGet, args.URL, "", nil, nil)
@@ -243,10 +305,7 @@ func (env *oauthEnv) browse(account, redirect string) auth.AuthorizationCodeFetc
 		if err != nil || !strings.HasPrefix(next, "/oauth/authorize?") {
 			t.Fatalf("sign-in next %q is not the authorization endpoint", next)
 		}
-		session, err := env.store.NewSession(ctx, account)
-		if err != nil {
-			t.Fatal(err)
-		}
+		session := signIn(ctx, next)
 		resp = env.do(http.MethodGet, next, session, nil, nil)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -278,7 +337,16 @@ func (env *oauthEnv) browse(account, redirect string) auth.AuthorizationCodeFetc
 // and a loopback redirect, and returns its MCP session on /mcp/oauth.
 func (env *oauthEnv) connect(account string) (*mcp.ClientSession, *auth.AuthorizationCodeHandler) {
 	env.t.Helper()
-	const redirect = "http://127.0.0.1:8976/callback"
+	return env.connectWith(env.browse(account, oauthRedirect))
+}
+
+// oauthRedirect is the test client's loopback redirect URI.
+const oauthRedirect = "http://127.0.0.1:8976/callback"
+
+// connectWith is connect with fetch playing the browser.
+func (env *oauthEnv) connectWith(fetch auth.AuthorizationCodeFetcher) (*mcp.ClientSession, *auth.AuthorizationCodeHandler) {
+	env.t.Helper()
+	const redirect = oauthRedirect
 	hc := &http.Client{Timeout: 20 * time.Second}
 	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
@@ -288,7 +356,7 @@ func (env *oauthEnv) connect(account string) (*mcp.ClientSession, *auth.Authoriz
 			},
 		},
 		RedirectURL:              redirect,
-		AuthorizationCodeFetcher: env.browse(account, redirect),
+		AuthorizationCodeFetcher: fetch,
 		RequestRefreshToken:      true,
 		Client:                   hc,
 	})
@@ -586,4 +654,46 @@ func TestMCPOAuthRefusals(t *testing.T) {
 			t.Errorf("the token refreshed after expiry: %d", got)
 		}
 	})
+}
+
+// TestMCPOAuthSignInByMail is the whole flow as an agent's person lives
+// it: the SDK's OAuth client registers, the browser signs in with the
+// code mailed through a real SMTP server (Mailpit) for an address that had
+// no account, approves, and the agent's lookups go past the anonymous
+// allowance, counted on the new account.
+func TestMCPOAuthSignInByMail(t *testing.T) {
+	mp := testservers.StartMailpit(t, false)
+	sender, err := mail.NewSMTP("smtp://"+mp.SMTP, "", "kwdata <no-reply@kwdata.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := startOAuthServerMail(t, "", sender)
+	const email = "agent-user@example.com"
+	cs, _ := env.connectWith(env.browseByMail(mp, email, oauthRedirect))
+	const calls = 22 // past the anonymous 20 a day
+	for i := range calls {
+		if res, text := lookup(t, cs, "running shoes"); res.IsError {
+			t.Fatalf("call %d: tool error %q", i+1, text)
+		}
+	}
+	recs, err := env.store.ListKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, rec := range recs {
+		if rec.Email == email {
+			found = true
+			got, _, err := env.store.AccountByID(context.Background(), rec.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Lookups != calls || got.Tier != access.Registered {
+				t.Errorf("the new account: %d lookups, tier %s; want %d, registered", got.Lookups, got.Tier, calls)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("signing in by mail made no account for %s", email)
+	}
 }
