@@ -94,21 +94,11 @@ func startSignin(ctx context.Context, b accountBackend, email string, client net
 	if known {
 		reserve = b.reserveSignin
 	}
-	res, err := reserve(ctx, client)
+	si := Signin{Email: email}
+	si.Code, si.To, si.Known, si.Expires, err = sendCode(ctx, b, reserve, client, email, true)
 	if err != nil {
 		return Signin{}, err
 	}
-	defer res.cancel()
-	si := Signin{Email: email, Code: newCode()}
-	err = b.update(ctx, func(t *txn) error {
-		var err error
-		si.To, si.Known, si.Expires, err = t.issueCode(email, si.Code, true)
-		return err
-	})
-	if err != nil {
-		return Signin{}, err
-	}
-	res.commit()
 	return si, nil
 }
 

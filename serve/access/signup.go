@@ -276,22 +276,35 @@ func startSignup(ctx context.Context, b accountBackend, email string, client net
 	if err != nil {
 		return Signup{}, err
 	}
-	res, err := b.reserveRegistration(ctx, client)
+	su := Signup{Email: email}
+	su.Code, su.To, su.Replaces, su.Expires, err = sendCode(ctx, b, b.reserveRegistration, client, email, false)
 	if err != nil {
 		return Signup{}, err
 	}
+	return su, nil
+}
+
+// sendCode takes one code from the client's allowance (reserve) and
+// stores a new code for email, a sign-in code when signin, all or nothing;
+// it returns the code and what issueCode says of the mailbox.
+func sendCode(ctx context.Context, b accountBackend, reserve func(context.Context, netip.Addr) (registration, error),
+	client netip.Addr, email string, signin bool) (code, to string, known bool, expires time.Time, err error) {
+	res, err := reserve(ctx, client)
+	if err != nil {
+		return "", "", false, time.Time{}, err
+	}
 	defer res.cancel()
-	su := Signup{Email: email, Code: newCode()}
+	code = newCode()
 	err = b.update(ctx, func(t *txn) error {
 		var err error
-		su.To, su.Replaces, su.Expires, err = t.issueCode(email, su.Code, false)
+		to, known, expires, err = t.issueCode(email, code, signin)
 		return err
 	})
 	if err != nil {
-		return Signup{}, err
+		return "", "", false, time.Time{}, err
 	}
 	res.commit()
-	return su, nil
+	return code, to, known, expires, nil
 }
 
 // issueCode stores code as the pending code of email's mailbox, a
