@@ -3,6 +3,7 @@ package pipelines
 import (
 	"context"
 	"errors"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"strings"
 	"sync"
 	"testing"
@@ -14,13 +15,7 @@ import (
 // waitFor polls cond until it holds, for at most a bounded time.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	for i := 0; i < 600; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	tb.Fatalf("gave up waiting for %s", what)
+	testservers.WaitFor(tb, 30*time.Second, what, cond)
 }
 
 func okRuns(tb testing.TB, data string) []RunRecord {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/kwdata/kwdata/internal/testservers"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -73,12 +74,10 @@ func TestAccountPageInBrowser(t *testing.T) {
 	do(chromedp.Navigate(hs.URL+"/account"), chromedp.WaitVisible(chromedp.ID("subscribe")),
 		chromedp.Click(chromedp.ID("subscribe")))
 	loc := ""
-	for range 100 { // the redirect takes a moment
-		if loc = run(t, bctx, chromedp.Location()); strings.HasSuffix(loc, "/healthz") {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testservers.Poll(10*time.Second, func() bool { // the redirect takes a moment
+		loc = run(t, bctx, chromedp.Location())
+		return strings.HasSuffix(loc, "/healthz")
+	})
 	if !strings.HasSuffix(loc, "/healthz") {
 		t.Errorf("subscribe led to %s", loc)
 	}

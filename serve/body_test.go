@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"io"
 	"net"
 	"net/http"
@@ -103,13 +104,10 @@ func TestBrokenBodyIsTheClientsFault(t *testing.T) {
 	// The hung-up requests finish on the server after the client left;
 	// wait (boundedly) until all three are recorded.
 	var m string
-	for range 200 {
+	testservers.Poll(10*time.Second, func() bool {
 		m = metricsText(t, addr)
-		if strings.Count(m, `code="499"`) == len(routes) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Count(m, `code="499"`) == len(routes)
+	})
 	for _, route := range routes {
 		if want := `kwdata_http_requests_total{code="499",route="` + route + `"} 1`; !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)

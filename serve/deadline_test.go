@@ -31,6 +31,10 @@ type ioResult struct {
 	at  time.Duration
 }
 
+// The sleeps in these tests run inside synctest bubbles: they move the
+// bubble's fake clock to the instant a peer acts (writes, reads, sets a
+// deadline), which is what the tests are about; none waits for an event.
+
 func TestLazyConnReadDeadlines(t *testing.T) {
 	for _, tc := range []struct {
 		name string

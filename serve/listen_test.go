@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"io"
 	"net"
 	"net/http"
@@ -65,16 +66,14 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 
 	// Wait (bounded) until the listener is closed, so the slow request is
 	// known to be in flight while the server shuts down.
-	closed := false
-	for range 400 {
+	closed := testservers.Poll(4*time.Second, func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
-			closed = true
-			break
+			return true
 		}
 		c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 	if !closed {
 		t.Fatal("the listener still accepts connections after ctx was cancelled")
 	}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"io"
 	"log/slog"
 	"net/http"
@@ -156,8 +157,8 @@ func BenchmarkMCPFlood(b *testing.B) {
 						}
 					})
 				}
-				for started.Load() < floodClients { // every flooder is under way
-					time.Sleep(time.Millisecond)
+				if !testservers.Poll(time.Minute, func() bool { return started.Load() >= floodClients }) {
+					b.Fatal("the flooders never got under way")
 				}
 				t0, n0 := time.Now(), floodDone.Load()
 				flooded = append(flooded, measure(phase)...)

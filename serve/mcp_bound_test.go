@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"log/slog"
 	"strings"
 	"sync"
@@ -172,10 +173,9 @@ func TestMCPConcurrencyBound(t *testing.T) {
 	}
 	// Once every slot is taken and every other request waits for one, no
 	// request can slip past the bound any more.
-	deadline := time.Now().Add(10 * time.Second)
-	for (idx.inFlight.Load() < int64(slots) || s.agent.Waiting() < int64(len(codes)-slots)) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testservers.Poll(10*time.Second, func() bool {
+		return idx.inFlight.Load() >= int64(slots) && s.agent.Waiting() >= int64(len(codes)-slots)
+	})
 	if got := idx.maxSeen.Load(); got != int64(slots) {
 		t.Errorf("%d tool calls ran at once, want the %d slots", got, slots)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"io"
 	"log/slog"
 	"net/http"
@@ -74,9 +75,7 @@ func TestServeDamagedIndex(t *testing.T) {
 	// The server checks the build again on the first damaged lookup; the
 	// refusal names the table (bounded wait for its log line).
 	table := filepath.Base(ssts[0])
-	for i := 0; i < 3000 && !strings.Contains(logs.String(), table); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testservers.Poll(30*time.Second, func() bool { return strings.Contains(logs.String(), table) })
 	if !strings.Contains(logs.String(), table) || !strings.Contains(logs.String(), served) {
 		t.Errorf("the log does not name table %s of build %s:\n%s", table, served, logs)
 	}

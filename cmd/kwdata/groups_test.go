@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -261,24 +262,27 @@ func optChange(p *float64) string {
 // second) when the loop outruns it.
 func getSuggest(tb testing.TB, u string, v any) {
 	tb.Helper()
-	for try := 0; try < 5; try++ {
-		resp, err := http.Get(u)
-		if err != nil {
+	// The suggestions' rate limiter refills within a second: poll until
+	// it lets the request through.
+	var resp *http.Response
+	if !testservers.Poll(5*time.Second, func() bool {
+		var err error
+		if resp, err = http.Get(u); err != nil {
 			tb.Fatal(err)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests {
 			resp.Body.Close()
-			time.Sleep(time.Second)
-			continue
+			return false
 		}
-		defer resp.Body.Close()
-		if resp.StatusCode != 200 {
-			tb.Fatalf("GET %s: %s", u, resp.Status)
-		}
-		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-			tb.Fatal(err)
-		}
-		return
+		return true
+	}) {
+		tb.Fatalf("GET %s: still limited after 5s", u)
 	}
-	tb.Fatalf("GET %s: still limited after 5 tries", u)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		tb.Fatalf("GET %s: %s", u, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		tb.Fatal(err)
+	}
 }

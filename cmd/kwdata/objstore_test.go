@@ -100,24 +100,23 @@ func TestObjectStoreSwitch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			deadline := time.Now().Add(20 * time.Second)
-			for n := 0; n < 2000 && time.Now().Before(deadline); n++ {
+			testservers.Poll(20*time.Second, func() bool {
 				r, err := s.send(s.client, "GET", "/v1/keyword?q="+strings.ReplaceAll(q, " ", "+")+"&country=us", "", "Authorization", "Bearer "+s.key)
 				if err != nil || r.status != 200 {
 					failures[i] = append(failures[i], fmt.Sprintf("status %d, %v: %.200s", r.status, err, r.body))
-					continue
+					return false
 				}
 				var body struct{ Updated string }
 				if err := json.Unmarshal(r.body, &body); err != nil {
 					failures[i] = append(failures[i], fmt.Sprintf("cannot parse %q: %v", r.body, err))
-					continue
+					return false
 				}
 				if body.Updated == date2 {
 					switched[i] = time.Now()
-					return
+					return true
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				return false
+			})
 		}()
 	}
 	close(start)
@@ -166,15 +165,15 @@ func TestObjectStoreSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := make([]bool, len(servers))
-	for n := 0; n < 300 && slices.Contains(refused, false); n++ {
+	testservers.Poll(30*time.Second, func() bool {
 		for i, s := range servers {
 			if d := updated(t, s.lookup(t, q, "Authorization", "Bearer "+s.key)); d != date2 {
 				t.Fatalf("server %d serves %s while a damaged build is published, want %s", i, d, date2)
 			}
 			refused[i] = refused[i] || strings.Contains(s.stderr(), "refused build "+badID)
 		}
-		time.Sleep(30 * time.Millisecond)
-	}
+		return !slices.Contains(refused, false)
+	})
 	for i, s := range servers {
 		if !refused[i] {
 			t.Errorf("server %d did not refuse the damaged build %s:\n%s", i, badID, s.stderr())

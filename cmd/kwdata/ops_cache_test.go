@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"log/slog"
 	"strings"
 	"testing"
@@ -46,11 +47,8 @@ func TestServeCacheFlag(t *testing.T) {
 				}
 				return
 			}
-			for i := 0; !strings.Contains(logs.String(), "watching the index"); i++ {
-				if i == 1000 {
-					t.Fatalf("the server did not open the index within 10s; log:\n%s", logs.String())
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testservers.Poll(10*time.Second, func() bool { return strings.Contains(logs.String(), "watching the index") }) {
+				t.Fatalf("the server did not open the index within 10s; log:\n%s", logs.String())
 			}
 			if !strings.Contains(logs.String(), tc.wantLog) {
 				t.Errorf("serve %v logged no %q:\n%s", tc.args, tc.wantLog, logs.String())

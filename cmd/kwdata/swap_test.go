@@ -106,7 +106,7 @@ func swapClient(hc *http.Client, base, key string, keywords []string, rng *rand.
 		if seen == last && published.Load() {
 			return n, dates, nil
 		}
-		time.Sleep(pause)
+		time.Sleep(pause) // a client's pace between requests, not a wait: every answer is checked
 	}
 	return maxRequests, dates, fmt.Errorf("after %d requests the client still sees %s, want %s", maxRequests, seen, last)
 }

@@ -270,34 +270,29 @@ func (env *tiersEnv) testKeys(t *testing.T) {
 	retier := func(paid bool, args ...string) {
 		t.Helper()
 		env.cli(t, append([]string{"keys", "set-tier", "--data", data, id}, args...)...)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			r := s.lookup(t, env.keywords[5], "Authorization", "Bearer "+key)
+		var r tiersResp
+		if !testservers.Poll(5*time.Second, func() bool {
+			r = s.lookup(t, env.keywords[5], "Authorization", "Bearer "+key)
 			tiersWantStatus(t, r, 200, "")
 			limited := r.header.Get("RateLimit") != ""
-			if limited == paid {
+			if limited == paid && limited {
 				// Not yet re-tiered: counted at the tier it had.
-				if limited {
-					left--
-					tiersWantLimit(t, r, tiersMonthly(env.now()), left, monthEnd)
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("keys set-tier %s: the server still answers as before after 5s", strings.Join(args, " "))
-				}
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			if paid {
-				for _, f := range []string{"RateLimit-Policy", "Retry-After"} {
-					if v := r.header.Get(f); v != "" {
-						t.Errorf("lookup with a key set to paid carries %s: %s", f, v)
-					}
-				}
-			} else {
 				left--
 				tiersWantLimit(t, r, tiersMonthly(env.now()), left, monthEnd)
 			}
-			return
+			return limited != paid
+		}) {
+			t.Fatalf("keys set-tier %s: the server still answers as before after 5s", strings.Join(args, " "))
+		}
+		if paid {
+			for _, f := range []string{"RateLimit-Policy", "Retry-After"} {
+				if v := r.header.Get(f); v != "" {
+					t.Errorf("lookup with a key set to paid carries %s: %s", f, v)
+				}
+			}
+		} else {
+			left--
+			tiersWantLimit(t, r, tiersMonthly(env.now()), left, monthEnd)
 		}
 	}
 	retier(true, "paid", "--paid-until", env.now().AddDate(1, 0, 0).Format(time.DateOnly))
@@ -1173,19 +1168,19 @@ func (s *tiersServer) lookup(tb testing.TB, q string, hdr ...string) tiersResp {
 // elsewhere reaches a server after a while, never at once.
 func (s *tiersServer) lookupUntil(tb testing.TB, what, q string, d time.Duration, done func(tiersResp) bool, hdr ...string) (tiersResp, []tiersResp) {
 	tb.Helper()
-	deadline := time.Now().Add(d)
 	var before []tiersResp
-	for {
-		r := s.lookup(tb, q, hdr...)
-		if done(r) {
-			return r, before
+	var r tiersResp
+	asked := false
+	if !testservers.Poll(d, func() bool {
+		if asked {
+			before = append(before, r)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: still %d %q (RateLimit %q) %v later", what, r.status, r.code, r.header.Get("RateLimit"), d)
-		}
-		before = append(before, r)
-		time.Sleep(5 * time.Millisecond)
+		r, asked = s.lookup(tb, q, hdr...), true
+		return done(r)
+	}) {
+		tb.Fatalf("%s: still %d %q (RateLimit %q) %v later", what, r.status, r.code, r.header.Get("RateLimit"), d)
 	}
+	return r, before
 }
 
 // tiersBurst is what a burst of parallel requests got back.

@@ -18,12 +18,21 @@ const maxPoll = 50 * time.Millisecond
 // test's goroutine, as tb.Fatal requires; cond runs there too.
 func WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
+	if !Poll(timeout, cond) {
+		tb.Fatalf("waited %s for %s; it never happened", timeout, what)
+	}
+}
+
+// Poll polls cond as WaitFor does and reports whether it held before
+// timeout passed. It fails no test, so it serves a goroutine of the test
+// and a wait whose failure message needs the last state cond saw.
+func Poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for pause := time.Millisecond; !cond(); pause = min(2*pause, maxPoll) {
 		if time.Now().After(deadline) {
-			tb.Fatalf("waited %s for %s; it never happened", timeout, what)
-			return
+			return false
 		}
 		time.Sleep(pause)
 	}
+	return true
 }

@@ -2,6 +2,7 @@ package access
 
 import (
 	"encoding/json"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"net"
 	"path/filepath"
 	"strings"
@@ -67,16 +68,13 @@ func TestCloseWithIdleAdminClient(t *testing.T) {
 // waitAdminConns waits until the admin server holds n connections.
 func waitAdminConns(tb testing.TB, s *Store, n int) {
 	tb.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	var got int
+	if !testservers.Poll(20*time.Second, func() bool {
 		s.admin.mu.Lock()
-		got := len(s.admin.conns)
+		got = len(s.admin.conns)
 		s.admin.mu.Unlock()
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the admin socket holds %d connections after 20s, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
+		return got >= n
+	}) {
+		tb.Fatalf("the admin socket holds %d connections after 20s, want %d", got, n)
 	}
 }

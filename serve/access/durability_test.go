@@ -2,6 +2,7 @@ package access
 
 import (
 	"errors"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -91,27 +92,29 @@ func TestFlusherRuns(t *testing.T) {
 	s := openStore(t, dir, clk, func(o *Options) { o.fs = mem; o.FlushInterval = 5 * time.Millisecond })
 	client := mustAddr(t, "192.0.2.10")
 	use(t, s, mustIdentify(t, s, "", client), 6)
-	for i := 0; ; i++ {
+	var n int64
+	var err error
+	flushed := testservers.Poll(10*time.Second, func() bool {
 		crashed := mem.CrashClone(vfs.CrashCloneCfg{})
-		db, err := pebble.Open(filepath.Join(dir, countersName), &pebble.Options{FS: crashed, ReadOnly: true, Logger: pebbleLogger{slog.New(slog.DiscardHandler)}})
-		if err != nil {
-			t.Fatal(err)
+		db, oerr := pebble.Open(filepath.Join(dir, countersName), &pebble.Options{FS: crashed, ReadOnly: true, Logger: pebbleLogger{slog.New(slog.DiscardHandler)}})
+		if oerr != nil {
+			err = oerr
+			return true
 		}
-		v, closer, err := db.Get(dbKey(ckey{kind: kindAnon, window: kindAnon.window(clk.Now()), addr: client}))
-		if err == nil {
-			n, _ := decodeInt(v)
-			closer.Close()
-			db.Close()
-			if n != 6 {
-				t.Fatalf("flushed count = %d, want 6", n)
-			}
-			return
+		defer db.Close()
+		v, closer, gerr := db.Get(dbKey(ckey{kind: kindAnon, window: kindAnon.window(clk.Now()), addr: client}))
+		if err = gerr; err != nil {
+			return !errors.Is(err, pebble.ErrNotFound)
 		}
-		db.Close()
-		if !errors.Is(err, pebble.ErrNotFound) || i == 1000 {
-			t.Fatalf("counter never flushed: %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
+		n, _ = decodeInt(v)
+		closer.Close()
+		return true
+	})
+	if !flushed || err != nil {
+		t.Fatalf("counter never flushed: %v", err)
+	}
+	if n != 6 {
+		t.Fatalf("flushed count = %d, want 6", n)
 	}
 }
 

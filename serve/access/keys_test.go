@@ -3,6 +3,7 @@ package access
 import (
 	"bytes"
 	"errors"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,13 +16,7 @@ import (
 // another goroutine causes, so it never asserts how fast they arrive.
 func eventually(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	for range 2000 {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	tb.Fatalf("%s never happened", what)
+	testservers.WaitFor(tb, 10*time.Second, what, cond)
 }
 
 // TestKeysFromAnotherProcess: while a server holds the account database,

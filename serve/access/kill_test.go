@@ -63,6 +63,9 @@ func killChild(t *testing.T, dir string) {
 	}
 	use(t, s, c, 3)
 	fmt.Println("counting")
+	// This is the child process: the parent test SIGKILLs it once it
+	// reads "counting". Nothing here waits for an event; the minute only
+	// bounds a child whose parent died.
 	time.Sleep(time.Minute)
 	t.Fatal("not killed")
 }

@@ -178,15 +178,12 @@ func TestRedisRotationReachesEveryServer(t *testing.T) {
 		t.Errorf("the old key on the rotating server: %v, want ErrInvalidKey at once", err)
 	}
 	for i, s := range stores[1:] {
-		for {
-			_, err := s.Identify(ctx, key, client)
-			if errors.Is(err, ErrInvalidKey) {
-				break
-			}
-			if time.Since(rotated) > 250*time.Millisecond {
-				t.Fatalf("server %d still takes the old key 250 ms after rotation (%v)", i+1, err)
-			}
-			time.Sleep(2 * time.Millisecond)
+		var err error
+		if !testservers.Poll(250*time.Millisecond-time.Since(rotated), func() bool {
+			_, err = s.Identify(ctx, key, client)
+			return errors.Is(err, ErrInvalidKey)
+		}) {
+			t.Fatalf("server %d still takes the old key 250 ms after rotation (%v)", i+1, err)
 		}
 		if c := mustIdentify(t, s, fresh, client); c.KeyID != rec.ID || c.Tier != Paid {
 			t.Errorf("server %d: new key is %+v, want paid %s", i+1, c, rec.ID)
@@ -230,16 +227,8 @@ func TestRedisAccountsUnavailable(t *testing.T) {
 	}
 	rd.Start()
 	// The key was not rotated away while Redis was down.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, _, err := s.Account(ctx, key)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the key after Redis is back: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testservers.Poll(5*time.Second, func() bool { _, _, err = s.Account(ctx, key); return err == nil }) {
+		t.Fatalf("the key after Redis is back: %v", err)
 	}
 }
 

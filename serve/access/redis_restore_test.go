@@ -112,15 +112,13 @@ func refusedWithin(tb testing.TB, d time.Duration, key string, stores ...*RedisS
 	tb.Helper()
 	deadline := time.Now().Add(d)
 	for i, s := range stores {
-		for {
-			c, err := s.Identify(context.Background(), key, netip.Addr{})
-			if errors.Is(err, ErrInvalidKey) {
-				break
-			}
-			if time.Now().After(deadline) {
-				tb.Fatalf("server %d still accepts the key %v later (tier %q, err %v)", i, d, c.Tier, err)
-			}
-			time.Sleep(5 * time.Millisecond)
+		var c Caller
+		var err error
+		if !testservers.Poll(time.Until(deadline), func() bool {
+			c, err = s.Identify(context.Background(), key, netip.Addr{})
+			return errors.Is(err, ErrInvalidKey)
+		}) {
+			tb.Fatalf("server %d still accepts the key %v later (tier %q, err %v)", i, d, c.Tier, err)
 		}
 	}
 }

@@ -181,15 +181,10 @@ func TestRedisKeyChangesReachEveryServer(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(250 * time.Millisecond)
 		for _, s := range stores {
-			for {
-				tier, err := tierOn(s)
-				if want(tier, err) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: not seen by every server within 250ms (tier %q, err %v)", what, tier, err)
-				}
-				time.Sleep(5 * time.Millisecond)
+			var tier Tier
+			var err error
+			if !testservers.Poll(time.Until(deadline), func() bool { tier, err = tierOn(s); return want(tier, err) }) {
+				t.Fatalf("%s: not seen by every server within 250ms (tier %q, err %v)", what, tier, err)
 			}
 		}
 	}
@@ -297,16 +292,12 @@ func TestRedisDownAndBack(t *testing.T) {
 		res.Commit(3, nil)
 	}
 	// Redis holds the paid count once a flush has run.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		recs, err := s.ListKeys(ctx)
-		if err == nil && len(recs) == 2 && recs[0].Lookups == 3 && recs[1].Lookups == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ListKeys = %+v, %v; want 3 paid and 3 registered lookups flushed within 5s", recs, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var recs []KeyRecord
+	if !testservers.Poll(5*time.Second, func() bool {
+		recs, err = s.ListKeys(ctx)
+		return err == nil && len(recs) == 2 && recs[0].Lookups == 3 && recs[1].Lookups == 3
+	}) {
+		t.Fatalf("ListKeys = %+v, %v; want 3 paid and 3 registered lookups flushed within 5s", recs, err)
 	}
 	rd.Stop()
 	for _, k := range []string{"", reg} {
@@ -319,23 +310,13 @@ func TestRedisDownAndBack(t *testing.T) {
 		t.Fatalf("paid key with Redis down: %v", err)
 	}
 	res.Commit(1, nil)
-	deadline = time.Now().Add(3 * time.Second)
-	for s.Ready() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("Ready still nil 3s after Redis stopped")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testservers.WaitFor(t, 3*time.Second, "Ready to fail after Redis stopped", func() bool { return s.Ready() != nil })
 	if !errors.Is(s.Ready(), ErrUnavailable) {
 		t.Fatalf("Ready = %v", s.Ready())
 	}
 	rd.Start()
-	deadline = time.Now().Add(5 * time.Second)
-	for s.Ready() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready 5s after Redis returned: %v", s.Ready())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testservers.Poll(5*time.Second, func() bool { return s.Ready() == nil }) {
+		t.Fatalf("not ready 5s after Redis returned: %v", s.Ready())
 	}
 	res, err = s.Admit(ctx, keyRequest(""), client, 17)
 	if err != nil {
@@ -347,16 +328,11 @@ func TestRedisDownAndBack(t *testing.T) {
 	}
 	// The paid lookup made while Redis was down is flushed once it is
 	// back.
-	deadline = time.Now().Add(5 * time.Second)
-	for {
-		recs, err := s.ListKeys(ctx)
-		if err == nil && len(recs) == 2 && recs[0].Lookups == 4 && recs[1].Lookups == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ListKeys after recovery = %+v, %v; want 4 paid and 3 registered lookups", recs, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testservers.Poll(5*time.Second, func() bool {
+		recs, err = s.ListKeys(ctx)
+		return err == nil && len(recs) == 2 && recs[0].Lookups == 4 && recs[1].Lookups == 3
+	}) {
+		t.Fatalf("ListKeys after recovery = %+v, %v; want 4 paid and 3 registered lookups", recs, err)
 	}
 }
 
@@ -490,12 +466,8 @@ func paidKeyOnTwo(t *testing.T) (rd *testservers.Redis, a, b *RedisStore, paid s
 // messages.
 func waitHandled(tb testing.TB, s *RedisStore, n int64) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.handled.Load() < n {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%d invalidation messages handled within 10s, want %d", s.handled.Load(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testservers.Poll(10*time.Second, func() bool { return s.handled.Load() >= n }) {
+		tb.Fatalf("%d invalidation messages handled within 10s, want %d", s.handled.Load(), n)
 	}
 }
 

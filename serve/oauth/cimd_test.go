@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"github.com/kwdata/kwdata/internal/testservers"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -191,13 +192,9 @@ func TestCIMDFetchesBounded(t *testing.T) {
 		_, err := h.srv.clients.fetch(context.Background(), id)
 		done <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for arrived.Load() == 0 {
-		if time.Now().After(deadline) {
-			close(release)
-			t.Fatal("the first fetch never reached the document server")
-		}
-		time.Sleep(time.Millisecond)
+	if !testservers.Poll(10*time.Second, func() bool { return arrived.Load() > 0 }) {
+		close(release)
+		t.Fatal("the first fetch never reached the document server")
 	}
 	_, err := h.srv.clients.fetch(context.Background(), id+"?other")
 	close(release)
