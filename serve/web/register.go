@@ -203,12 +203,21 @@ func (s *Core) SendCode(r *http.Request, email string) (string, error) {
 	if err != nil {
 		return "", RegisterError(err)
 	}
-	if err := s.Mailer.SendMail(r.Context(), signupMail(su, s.BaseURL(r))); err != nil {
-		return "", HTTPError{Status: http.StatusServiceUnavailable, Code: CodeMailUnavailable,
+	if err := s.mailCode(r, signupMail(su, s.BaseURL(r))); err != nil {
+		return "", err
+	}
+	return su.Email, nil
+}
+
+// mailCode sends a message that carries a code; a mail server that does
+// not take it is the client's 503 mail_unavailable, to retry in a minute.
+func (s *Core) mailCode(r *http.Request, m Mail) error {
+	if err := s.Mailer.SendMail(r.Context(), m); err != nil {
+		return HTTPError{Status: http.StatusServiceUnavailable, Code: CodeMailUnavailable,
 			Msg: "The code could not be mailed just now; retry in a few minutes.", Err: err,
 			Header: http.Header{"Retry-After": {"60"}}}
 	}
-	return su.Email, nil
+	return nil
 }
 
 // signupMail words the message that carries a code.

@@ -117,10 +117,8 @@ func (s *Core) SendSigninCode(r *http.Request, email string) (string, error) {
 	if err != nil {
 		return "", RegisterError(err)
 	}
-	if err := s.Mailer.SendMail(r.Context(), signinMail(si, s.BaseURL(r))); err != nil {
-		return "", HTTPError{Status: http.StatusServiceUnavailable, Code: CodeMailUnavailable,
-			Msg: "The code could not be mailed just now; retry in a few minutes.", Err: err,
-			Header: http.Header{"Retry-After": {"60"}}}
+	if err := s.mailCode(r, signinMail(si, s.BaseURL(r))); err != nil {
+		return "", err
 	}
 	return si.Email, nil
 }
