@@ -180,6 +180,7 @@ func Build(ctx context.Context, opt BuildOptions) (Manifest, error) {
 		opt:     opt,
 		log:     log,
 		total:   total,
+		counts:  counts,
 		staging: fs.PathJoin(indexDir, buildingPrefix+id),
 		final:   fs.PathJoin(indexDir, id),
 		m: Manifest{
@@ -361,9 +362,10 @@ type builder struct {
 	fatal          fatalRecorder
 	m              Manifest
 	tables         int
-	total          int  // keyword rows of every country, for Progress
-	renamed        bool // the build directory has its final name
-	published      bool // CURRENT names the build
+	total          int            // keyword rows of every country, for Progress
+	counts         map[string]int // keyword rows of each country (upper case)
+	renamed        bool           // the build directory has its final name
+	published      bool           // CURRENT names the build
 }
 
 // abort removes everything the build wrote; the published index is not
@@ -518,7 +520,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 	// groups (groupSep) and suggestion tables (prefixSep, wordSep) into
 	// others, written by the side builders.
 	out := startAsyncTables(ctx, set.writer())
-	side := startSideBuilders(ctx, set, cc)
+	side := startSideBuilders(ctx, set, cc, b.counts[code])
 	defer func() {
 		if err != nil {
 			out.abort()

@@ -8,8 +8,10 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -45,7 +47,10 @@ type exploreCountry struct {
 	text     string   // the keywords, back to back
 	off      []uint32 // keyword r is text[off[r]:off[r+1]]
 	extras   []string
-	slots    sync.Pool // of *[]int32, for group=intent
+	slots    sync.Pool // of *groupScratch, for group=intent
+	buffers  sync.Pool // of *[]uint32, candidates taken out of a bitmap
+	dense    denseLists
+	touched  atomic.Uint32 // see touchTexts
 }
 
 func (c *exploreCountry) kw(r uint32) string { return c.text[c.off[r]:c.off[r+1]] }
@@ -128,8 +133,8 @@ func (h *handle) exploreQuery(ctx context.Context, q kw.ExploreQuery) (kw.Explor
 		})
 		return res, err
 	}
-	return c.run(ctx, q, func(kind byte, term string) ([]uint32, error) {
-		return h.postings(q.Country, kind, term)
+	return c.run(ctx, q, func(kind byte, term string) (rankList, error) {
+		return c.list(kind, term, func() ([]uint32, error) { return h.postings(q.Country, kind, term) })
 	})
 }
 
@@ -397,7 +402,7 @@ func union(lists [][]uint32) []uint32 {
 // written without spaces, a term of one or two characters has postings of
 // its own and a longer one intersects those of its pairs, which the
 // keyword's text then confirms.
-func (c *exploreCountry) termCandidates(term string, fetch func(byte, string) ([]uint32, error)) ([]uint32, bool, error) {
+func (c *exploreCountry) termCandidates(term string, fetch listFetch) (rankList, bool, error) {
 	if !c.noSpace {
 		l, err := fetch('w', term)
 		return l, false, err
@@ -407,7 +412,7 @@ func (c *exploreCountry) termCandidates(term string, fetch func(byte, string) ([
 		l, err := fetch('g', term)
 		return l, false, err
 	}
-	var lists [][]uint32
+	var lists []rankList
 	for i := 0; i < len(term); {
 		_, n1 := utf8.DecodeRuneInString(term[i:])
 		if i+n1 >= len(term) {
@@ -415,31 +420,88 @@ func (c *exploreCountry) termCandidates(term string, fetch func(byte, string) ([
 		}
 		_, n2 := utf8.DecodeRuneInString(term[i+n1:])
 		l, err := fetch('g', term[i:i+n1+n2])
-		if err != nil || len(l) == 0 {
-			return nil, false, err
+		if err != nil || l.n == 0 {
+			return rankList{}, false, err
 		}
 		lists = append(lists, l)
 		i += n1
 	}
-	return intersectAll(lists), true, nil
+	return intersectLists(lists), true, nil
 }
 
-// intersectAll intersects lists, the shortest first.
-func intersectAll(lists [][]uint32) []uint32 {
-	if len(lists) == 0 {
-		return nil
+// listFetch reads the postings of a word or a gram as a candidate list.
+type listFetch func(kind byte, term string) (rankList, error)
+
+// list returns the postings of kind and term from the country's dense
+// lists, or reads them with read and keeps them there if they are dense.
+func (c *exploreCountry) list(kind byte, term string, read func() ([]uint32, error)) (rankList, error) {
+	key := string(kind) + term
+	c.dense.mu.Lock()
+	l, ok := c.dense.m[key]
+	c.dense.mu.Unlock()
+	if ok {
+		return *l, nil
 	}
-	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
-	// The lists are the query's own (decoded for it): the shortest
-	// becomes the answer in place.
-	out := lists[0]
-	for _, l := range lists[1:] {
-		if len(out) == 0 {
-			break
+	ranks, err := read()
+	if err != nil || !isDense(len(ranks), c.n) {
+		return rankList{ranks: ranks, n: len(ranks)}, err
+	}
+	l = &rankList{bits: toBits(ranks, c.n), n: len(ranks)}
+	c.dense.mu.Lock()
+	if c.dense.m == nil {
+		c.dense.m = map[string]*rankList{}
+	}
+	c.dense.m[key] = l
+	c.dense.mu.Unlock()
+	return *l, nil
+}
+
+// questionList is the union of the postings of the first words of the
+// country's question words: every question holds one. It is made once
+// a build and kept with the dense lists.
+func (c *exploreCountry) questionList(starts map[string][]string, fetch listFetch) (rankList, error) {
+	const key = "\x00questions"
+	c.dense.mu.Lock()
+	l, ok := c.dense.m[key]
+	c.dense.mu.Unlock()
+	if ok {
+		return *l, nil
+	}
+	var ls []rankList
+	for _, w := range slices.Sorted(maps.Keys(starts)) {
+		l, _, err := c.termCandidates(w, fetch)
+		if err != nil {
+			return rankList{}, err
 		}
-		out = intersect(out, l)
+		ls = append(ls, l)
 	}
-	return out
+	u := unionLists(ls, c.n)
+	c.dense.mu.Lock()
+	if c.dense.m == nil {
+		c.dense.m = map[string]*rankList{}
+	}
+	c.dense.m[key] = &u
+	c.dense.mu.Unlock()
+	return u, nil
+}
+
+// volumeWindow returns the ranks [lo, hi) whose volume is within q's
+// bounds: ranks with a volume come first, by volume descending, so the
+// keywords passing both bounds are one run of ranks.
+func (c *exploreCountry) volumeWindow(q *kw.ExploreQuery) (lo, hi uint32) {
+	if q.MinVolume == nil && q.MaxVolume == nil {
+		return 0, uint32(c.n)
+	}
+	missing := sort.Search(c.n, func(r int) bool { return c.has[r]&hasVolume == 0 })
+	end := missing
+	if q.MinVolume != nil {
+		end = sort.Search(missing, func(r int) bool { return c.vol[r] < *q.MinVolume })
+	}
+	start := 0
+	if q.MaxVolume != nil {
+		start = sort.Search(missing, func(r int) bool { return c.vol[r] <= *q.MaxVolume })
+	}
+	return uint32(min(start, end)), uint32(end)
 }
 
 // holdsPhrase reports whether text holds phrase as whole words.
@@ -519,17 +581,17 @@ func cmpKeys(ma bool, va int64, mb bool, vb int64, desc bool) int {
 	return 1
 }
 
-func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(byte, string) ([]uint32, error)) (kw.ExploreResult, error) {
+func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listFetch) (kw.ExploreResult, error) {
 	var res kw.ExploreResult
 	// Candidates: every word of q.
-	var lists [][]uint32
+	var lists []rankList
 	var verify []string // terms the text must confirm (no-space languages)
 	for _, w := range slices.Compact(slices.Sorted(slices.Values(q.Words))) {
 		l, check, err := c.termCandidates(w, fetch)
 		if err != nil {
 			return res, err
 		}
-		if len(l) == 0 {
+		if l.n == 0 {
 			return res, nil
 		}
 		lists = append(lists, l)
@@ -537,10 +599,10 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 			verify = append(verify, w)
 		}
 	}
-	var include, exclude []uint32
+	var exclude rankList
 	var checkInclude, checkExclude []string
 	if len(q.Include) > 0 {
-		var ls [][]uint32
+		var ls []rankList
 		for _, w := range q.Include {
 			l, check, err := c.termCandidates(w, fetch)
 			if err != nil {
@@ -551,8 +613,8 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 				checkInclude = q.Include
 			}
 		}
-		include = union(ls)
-		if len(include) == 0 {
+		include := unionLists(ls, c.n)
+		if include.n == 0 {
 			return res, nil
 		}
 		lists = append(lists, include)
@@ -561,7 +623,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 		if c.noSpace {
 			checkExclude = q.Exclude
 		} else {
-			var ls [][]uint32
+			var ls []rankList
 			for _, w := range q.Exclude {
 				l, _, err := c.termCandidates(w, fetch)
 				if err != nil {
@@ -569,7 +631,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 				}
 				ls = append(ls, l)
 			}
-			exclude = union(ls)
+			exclude = unionLists(ls, c.n)
 		}
 	}
 	var questions []string
@@ -581,22 +643,24 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 		// union of their postings narrows the candidates before the
 		// texts are read.
 		if starts != nil {
-			var ls [][]uint32
-			for _, w := range slices.Sorted(maps.Keys(starts)) {
-				l, _, err := c.termCandidates(w, fetch)
-				if err != nil {
-					return res, err
-				}
-				ls = append(ls, l)
+			qs, err := c.questionList(starts, fetch)
+			if err != nil {
+				return res, err
 			}
-			qs := union(ls)
-			if len(qs) == 0 {
+			if qs.n == 0 {
 				return res, nil
 			}
 			lists = append(lists, qs)
 		}
 	}
-	cands := intersectAll(lists)
+	cands := intersectLists(lists)
+	// The volume bounds are a window of ranks; exclude leaves the rest.
+	if lo, hi := c.volumeWindow(&q); lo > 0 || hi < uint32(c.n) {
+		cands = cands.window(lo, hi)
+	}
+	if exclude.n > 0 {
+		cands = cands.without(exclude)
+	}
 	phrase := q.Mode == kw.ModePhrase && (len(q.Words) > 1 || c.noSpace && len(verify) > 0)
 	intent := uint32(math.MaxUint32)
 	if q.Intent != "" {
@@ -606,22 +670,25 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 		}
 		intent = g
 	}
+	texts := len(verify) > 0 || phrase || questions != nil || checkInclude != nil || checkExclude != nil
+	numbers := intent != math.MaxUint32 || q.MinCPCMicros != nil || q.MaxCPCMicros != nil ||
+		q.MinCompetition != nil || q.MaxCompetition != nil || q.MinWords != nil || q.MaxWords != nil
 	match := func(r uint32) bool {
-		if intent != math.MaxUint32 && c.group[r] != intent {
-			return false
+		if numbers {
+			if intent != math.MaxUint32 && c.group[r] != intent {
+				return false
+			}
+			h := c.has[r]
+			if q.MinCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] < *q.MinCPCMicros) ||
+				q.MaxCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] > *q.MaxCPCMicros) ||
+				q.MinCompetition != nil && (h&hasCompetition == 0 || c.comp[r] < *q.MinCompetition) ||
+				q.MaxCompetition != nil && (h&hasCompetition == 0 || c.comp[r] > *q.MaxCompetition) ||
+				q.MinWords != nil && int64(c.words[r]) < *q.MinWords ||
+				q.MaxWords != nil && int64(c.words[r]) > *q.MaxWords {
+				return false
+			}
 		}
-		h := c.has[r]
-		if q.MinVolume != nil && (h&hasVolume == 0 || c.vol[r] < *q.MinVolume) ||
-			q.MaxVolume != nil && (h&hasVolume == 0 || c.vol[r] > *q.MaxVolume) ||
-			q.MinCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] < *q.MinCPCMicros) ||
-			q.MaxCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] > *q.MaxCPCMicros) ||
-			q.MinCompetition != nil && (h&hasCompetition == 0 || c.comp[r] < *q.MinCompetition) ||
-			q.MaxCompetition != nil && (h&hasCompetition == 0 || c.comp[r] > *q.MaxCompetition) ||
-			q.MinWords != nil && int64(c.words[r]) < *q.MinWords ||
-			q.MaxWords != nil && int64(c.words[r]) > *q.MaxWords {
-			return false
-		}
-		if len(verify) == 0 && !phrase && questions == nil && checkInclude == nil && checkExclude == nil {
+		if !texts {
 			return true
 		}
 		t := c.kw(r)
@@ -650,46 +717,62 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 		}
 		return true
 	}
-	if q.GroupIntent {
-		return c.groups(ctx, q, cands, exclude, match)
+	stream := q.Sort == kw.SortVolume && q.Desc
+	// In the default order a cursor is a rank: the first one after it.
+	from := uint32(0)
+	if stream && q.After != nil {
+		from = uint32(sort.Search(c.n, func(r int) bool { return c.cmpAfter(&q, uint32(r)) > 0 }))
 	}
-	after := q.After
-	cmpAfter := func(r uint32) int { return c.cmpAfter(&q, r) }
-	cmpRanks := func(a, b uint32) int {
+	if stream && !q.GroupIntent && !texts && !numbers {
+		// Every candidate matches: the total is their count, the page
+		// the first after the cursor.
+		page := cands.firstFrom(nil, from, q.Limit)
+		return c.answer(q, int64(cands.n), page, int64(cands.countFrom(from))), nil
+	}
+	ranks := cands.ranks
+	if cands.dense() {
+		bp, _ := c.buffers.Get().(*[]uint32)
+		if bp == nil {
+			bp = new([]uint32)
+		}
+		ranks = cands.appendRanks((*bp)[:0])
+		defer func() {
+			*bp = ranks[:0]
+			c.buffers.Put(bp)
+		}()
+	}
+	if q.GroupIntent {
+		return c.groups(ctx, q, ranks, match)
+	}
+	top := topRanks{limit: q.Limit, cmp: func(a, b uint32) int {
 		ma, va := c.sortKey(a, q.Sort)
 		mb, vb := c.sortKey(b, q.Sort)
 		if x := cmpKeys(ma, va, mb, vb, q.Desc); x != 0 {
 			return x
 		}
 		return int(c.id[a]) - int(c.id[b])
-	}
-	stream := q.Sort == kw.SortVolume && q.Desc
-	top := topRanks{limit: q.Limit, cmp: cmpRanks}
+	}}
+	// The last of a full heap, to turn most candidates away without it.
+	var worstM bool
+	var worstV int64
+	var worstID uint32
 	var page []uint32
 	var total, afterCount int64
-	passed := after == nil
-	ex := 0
-	for i, r := range cands {
+	for i, r := range ranks {
 		if i%65536 == 65535 {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
 		}
-		for ex < len(exclude) && exclude[ex] < r {
-			ex++
+		if texts && i%touchAhead == 0 {
+			c.touchTexts(ranks, i+touchAhead)
 		}
-		if ex < len(exclude) && exclude[ex] == r {
-			continue
-		}
-		if !match(r) {
+		if (numbers || texts) && !match(r) {
 			continue
 		}
 		total++
 		if stream {
-			if !passed && cmpAfter(r) > 0 {
-				passed = true
-			}
-			if passed {
+			if r >= from {
 				afterCount++
 				if len(page) < q.Limit {
 					page = append(page, r)
@@ -697,16 +780,42 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch func(
 			}
 			continue
 		}
-		if after != nil && cmpAfter(r) <= 0 {
+		if q.After != nil && c.cmpAfter(&q, r) <= 0 {
 			continue
 		}
 		afterCount++
+		if len(top.heap) == q.Limit {
+			m, v := c.sortKey(r, q.Sort)
+			if x := cmpKeys(m, v, worstM, worstV, q.Desc); x > 0 || x == 0 && c.id[r] > worstID {
+				continue
+			}
+		}
 		top.offer(r)
+		if len(top.heap) == q.Limit {
+			worstM, worstV = c.sortKey(top.heap[0], q.Sort)
+			worstID = c.id[top.heap[0]]
+		}
 	}
 	if !stream {
 		page = top.sorted()
 	}
 	return c.answer(q, total, page, afterCount), nil
+}
+
+// touchAhead is how many candidates ahead their texts are loaded.
+const touchAhead = 16
+
+// touchTexts loads the first byte of the texts of ranks[i:i+touchAhead]:
+// the candidates' texts are far apart in memory, and loads issued
+// together wait for memory together instead of one after the other.
+func (c *exploreCountry) touchTexts(ranks []uint32, i int) {
+	var x byte
+	for _, r := range ranks[min(i, len(ranks)):min(i+touchAhead, len(ranks))] {
+		if o := c.off[r]; o < uint32(len(c.text)) {
+			x += c.text[o]
+		}
+	}
+	c.touched.Store(uint32(x)) // so that the loads are not left out
 }
 
 // answer makes the rows of a page and the cursor of the next, if more
@@ -809,6 +918,13 @@ func copyOpt[T any](p *T) *T {
 	return &v
 }
 
+// groupScratch is what group=intent reuses from one query to the next:
+// a slot for every group, cleared after use, and the groups found.
+type groupScratch struct {
+	slot []int32
+	accs []exploreGroupAcc
+}
+
 // groupAcc is an intent group among the matches.
 type exploreGroupAcc struct {
 	gid    uint32
@@ -818,35 +934,31 @@ type exploreGroupAcc struct {
 	nTop   int
 }
 
-func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands, exclude []uint32, match func(uint32) bool) (kw.ExploreResult, error) {
+func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands []uint32, match func(uint32) bool) (kw.ExploreResult, error) {
 	var res kw.ExploreResult
 	// slot maps a group id to its place in accs plus one (0: none yet);
 	// it is as long as there are groups, so it is pooled and cleared
 	// where used.
-	sp, _ := c.slots.Get().(*[]int32)
+	sp, _ := c.slots.Get().(*groupScratch)
 	if sp == nil {
-		s := make([]int32, c.n+len(c.extras))
-		sp = &s
+		sp = &groupScratch{slot: make([]int32, c.n+len(c.extras))}
 	}
-	slot := *sp
-	var accs []exploreGroupAcc
+	slot := sp.slot
+	accs := sp.accs[:0]
 	defer func() {
 		for i := range accs {
 			slot[accs[i].gid] = 0
 		}
+		sp.accs = accs[:0]
 		c.slots.Put(sp)
 	}()
-	ex := 0
 	for i, r := range cands {
 		if i%65536 == 65535 {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
 		}
-		for ex < len(exclude) && exclude[ex] < r {
-			ex++
-		}
-		if ex < len(exclude) && exclude[ex] == r || !match(r) {
+		if !match(r) {
 			continue
 		}
 		res.Total++

@@ -68,22 +68,64 @@ func appendExploreKey(dst []byte, country string, kind byte, rest string) ([]byt
 }
 
 // exploreBuilder collects what the explorer's tables need of one
-// country's keywords, which arrive in text order.
+// country's keywords, which arrive in text order. Each keyword's words
+// (grams, for a language written without spaces) are looked up as it
+// arrives, while the rest of the build streams, and kept as word ids: the
+// postings are then filled in rank order by id, without a map, once the
+// ranks are known.
 type exploreBuilder struct {
+	noSpace bool
 	texts   []string
-	intents []string // "" when the keyword is its own leader
-	vol     []int64
-	cpc     []int64
-	comp    []float64
-	has     []uint8
+	// Each keyword's intent leader: 0 when it leads its own group, else
+	// 1 + the leader's place in leaders (in order of first appearance).
+	leader    []uint32
+	leaders   []string
+	leaderIdx map[string]uint32
+	vol       []int64
+	cpc       []int64
+	comp      []float64
+	has       []uint8
+
+	wordID  map[string]uint32
+	words   []string // by id
+	wcount  []uint32 // keywords holding the word, by id
+	kwWords []uint32 // the word ids of each keyword, back to back
+	kwOff   []uint32 // keyword i's are kwWords[kwOff[i]:kwOff[i+1]]
+	seen    []string
+	cache   *[wordCacheLen]wordSlot
+	// The first word of the last keyword, which the next one (in text
+	// order) most often shares.
+	firstWord string
+	firstID   uint32
+}
+
+// newExploreBuilder returns the builder of country cc's tables, sized
+// for about n keywords (0 if not known).
+func newExploreBuilder(cc string, n int) *exploreBuilder {
+	n = max(n, 0)
+	eb := &exploreBuilder{
+		texts: make([]string, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
+		vol: make([]int64, 0, n), cpc: make([]int64, 0, n), comp: make([]float64, 0, n), has: make([]uint8, 0, n),
+		wordID: map[string]uint32{}, kwWords: make([]uint32, 0, 4*n), kwOff: make([]uint32, 1, n+1),
+	}
+	if c, ok := kw.LookupCountry(cc); ok {
+		eb.noSpace = kw.NoSpaceLanguage(c.LanguageCode)
+	}
+	return eb
 }
 
 func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp bool) {
 	eb.texts = append(eb.texts, m.keyword)
-	if intent == m.keyword {
-		intent = ""
+	var l uint32
+	if intent != m.keyword && intent != "" {
+		var ok bool
+		if l, ok = eb.leaderIdx[intent]; !ok {
+			eb.leaders = append(eb.leaders, intent)
+			l = uint32(len(eb.leaders))
+			eb.leaderIdx[intent] = l
+		}
 	}
-	eb.intents = append(eb.intents, intent)
+	eb.leader = append(eb.leader, l)
 	eb.vol = append(eb.vol, m.volume)
 	eb.cpc = append(eb.cpc, m.cpc)
 	h := m.has & (hasVolume | hasCPC)
@@ -92,12 +134,154 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	}
 	eb.has = append(eb.has, h)
 	eb.comp = append(eb.comp, comp)
+	first := true
+	word := func(w string) {
+		var id uint32
+		if first && w == eb.firstWord && len(eb.words) > 0 {
+			id = eb.firstID
+		} else {
+			id = eb.wordOf(w)
+			if first {
+				eb.firstWord, eb.firstID = w, id
+			}
+		}
+		first = false
+		eb.wcount[id]++
+		eb.kwWords = append(eb.kwWords, id)
+	}
+	if eb.noSpace {
+		eb.seen = keywordGrams(m.keyword, eb.seen, word)
+	} else {
+		eb.seen = keywordWords(m.keyword, eb.seen, word)
+	}
+	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
+}
+
+// wordCacheLen is the number of slots of exploreBuilder's word cache.
+const wordCacheLen = 8192
+
+// wordSlot is a slot of the word cache: a word of up to 23 bytes, held in
+// the slot itself, and its id.
+type wordSlot struct {
+	n  uint8
+	b  [23]byte
+	id uint32
+}
+
+// wordOf returns the id of word w, giving it one if it has none. A
+// keyword's words are mostly a few common ones, and a map lookup reads
+// the key it compares with from wherever its keyword is in memory: a
+// direct-mapped cache holding short words in its slots answers most
+// lookups from a quarter of a MiB.
+func (eb *exploreBuilder) wordOf(w string) uint32 {
+	if eb.cache == nil {
+		eb.cache = new([wordCacheLen]wordSlot)
+	}
+	// FNV-1a.
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * 16777619
+	}
+	slot := &eb.cache[h%wordCacheLen]
+	if int(slot.n) == len(w) && string(slot.b[:slot.n]) == w && len(w) > 0 {
+		return slot.id
+	}
+	id, ok := eb.wordID[w]
+	if !ok {
+		id = uint32(len(eb.words))
+		eb.wordID[w] = id
+		eb.words = append(eb.words, w)
+		eb.wcount = append(eb.wcount, 0)
+	}
+	if len(w) <= len(slot.b) {
+		slot.n = uint8(copy(slot.b[:], w))
+		slot.id = id
+	}
+	return id
+}
+
+// findLeaders returns the id of each leader in leaders, or
+// math.MaxUint32 for a leader that is no keyword of the country.
+func (eb *exploreBuilder) findLeaders() []uint32 {
+	byText := make([]uint32, len(eb.leaders))
+	for i := range byText {
+		byText[i] = uint32(i)
+	}
+	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(eb.leaders[a], eb.leaders[b]) })
+	found := make([]uint32, len(eb.leaders))
+	j := 0
+	for _, l := range byText {
+		t := eb.leaders[l]
+		for j < len(eb.texts) && eb.texts[j] < t {
+			j++
+		}
+		if j < len(eb.texts) && eb.texts[j] == t {
+			found[l] = uint32(j)
+		} else {
+			found[l] = math.MaxUint32
+		}
+	}
+	return found
+}
+
+// rankOrder returns the ids in the default order: volume descending,
+// missing volumes last, then id (text order).
+func (eb *exploreBuilder) rankOrder() []uint32 {
+	n := len(eb.texts)
+	order := make([]uint32, n)
+	// Most volumes fit 32 bits: then (volume inverted, id) packed in one
+	// integer sorts without a comparison function.
+	packed := make([]uint64, n)
+	for id := range n {
+		v := int64(math.MaxUint32)
+		if eb.has[id]&hasVolume != 0 {
+			if eb.vol[id] < 0 || eb.vol[id] >= math.MaxUint32 {
+				packed = nil
+				break
+			}
+			v = math.MaxUint32 - 1 - eb.vol[id]
+		}
+		packed[id] = uint64(v)<<32 | uint64(id)
+	}
+	if packed != nil {
+		slices.Sort(packed)
+		for r, p := range packed {
+			order[r] = uint32(p)
+		}
+		return order
+	}
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		ha, hb := eb.has[a]&hasVolume != 0, eb.has[b]&hasVolume != 0
+		switch {
+		case ha != hb:
+			if ha {
+				return -1
+			}
+			return 1
+		case ha && eb.vol[a] != eb.vol[b]:
+			if eb.vol[a] > eb.vol[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(a) - int(b)
+	})
+	return order
 }
 
 // keywordWords calls fn for each distinct word of a normalized keyword.
 func keywordWords(text string, seen []string, fn func(w string)) []string {
 	seen = seen[:0]
-	for w := range strings.SplitSeq(text, " ") {
+	for len(text) > 0 {
+		w := text
+		if i := strings.IndexByte(text, ' '); i >= 0 {
+			w, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
 		if w != "" && !slices.Contains(seen, w) {
 			seen = append(seen, w)
 			fn(w)
@@ -135,59 +319,28 @@ func keywordGrams(text string, seen []string, fn func(g string)) []string {
 // returns the number of postings lists.
 func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string) (int, error) {
 	n := len(eb.texts)
-	lang := ""
-	if c, ok := kw.LookupCountry(cc); ok {
-		lang = c.LanguageCode
-	}
-	noSpace := kw.NoSpaceLanguage(lang)
-	// Ranks: the default order.
-	order := make([]uint32, n)
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	slices.SortFunc(order, func(a, b uint32) int {
-		ha, hb := eb.has[a]&hasVolume != 0, eb.has[b]&hasVolume != 0
-		switch {
-		case ha != hb:
-			if ha {
-				return -1
-			}
-			return 1
-		case ha && eb.vol[a] != eb.vol[b]:
-			if eb.vol[a] > eb.vol[b] {
-				return -1
-			}
-			return 1
-		}
-		return int(a) - int(b)
-	})
+	noSpace := eb.noSpace
+	order := eb.rankOrder()
 	// Groups: a leader that is a keyword of the country is its id; any
-	// other is n plus its place in extras.
-	// Each distinct leader is searched for once: a group's members share
-	// its text.
+	// other is n plus its place in extras, in the order the ranks first
+	// meet it. The leaders are found among the keywords by one walk of
+	// both in text order.
+	found := eb.findLeaders()
 	var extras []string
-	groupIDs := map[string]uint32{}
 	groupOf := func(id int) uint32 {
-		in := eb.intents[id]
-		if in == "" {
+		l := eb.leader[id]
+		if l == 0 {
 			return uint32(id)
 		}
-		if g, ok := groupIDs[in]; ok {
-			return g
-		}
-		var g uint32
-		if j, ok := slices.BinarySearch(eb.texts, in); ok {
-			g = uint32(j)
-		} else {
+		g := found[l-1]
+		if g == math.MaxUint32 {
 			g = uint32(n + len(extras))
-			extras = append(extras, in)
+			extras = append(extras, eb.leaders[l-1])
+			found[l-1] = g
 		}
-		groupIDs[in] = g
 		return g
 	}
-	postings := map[string][]uint32{}
 	var key, val []byte
-	var seen []string
 	for start := 0; start < n; start += exploreBlockLen {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -211,12 +364,6 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 			}
 			val = binary.AppendUvarint(val, uint64(groupOf(id)))
 			val = appendString(val, eb.texts[id])
-			add := func(w string) { postings[w] = append(postings[w], uint32(r)) }
-			if noSpace {
-				seen = keywordGrams(eb.texts[id], seen, add)
-			} else {
-				seen = keywordWords(eb.texts[id], seen, add)
-			}
 		}
 		var blk [4]byte
 		binary.BigEndian.PutUint32(blk[:], uint32(start/exploreBlockLen))
@@ -225,15 +372,11 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 			return 0, err
 		}
 	}
-	keys := make([]string, 0, len(postings))
-	for w := range postings {
-		keys = append(keys, w)
-	}
-	slices.Sort(keys)
+	postings := eb.postings(order)
 	kind := byte('w')
 	if noSpace {
 		kind = 'g'
-		if err := eb.writePostings(ctx, tw, cc, kind, keys, postings); err != nil {
+		if err := eb.writePostings(ctx, tw, cc, kind, postings); err != nil {
 			return 0, err
 		}
 	}
@@ -253,24 +396,52 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 		return 0, err
 	}
 	if !noSpace {
-		if err := eb.writePostings(ctx, tw, cc, kind, keys, postings); err != nil {
+		if err := eb.writePostings(ctx, tw, cc, kind, postings); err != nil {
 			return 0, err
 		}
 	}
+	nWords := len(eb.words)
 	*eb = exploreBuilder{}
-	return len(keys), nil
+	return nWords, nil
 }
 
-func (eb *exploreBuilder) writePostings(ctx context.Context, tw *tableWriter, cc string, kind byte, keys []string, postings map[string][]uint32) error {
+// wordPostings is every word's ranks, ascending, back to back.
+type wordPostings struct {
+	ranks []uint32
+	start []uint32 // word id's ranks are ranks[start[id]:start[id+1]]
+}
+
+// postings fills each word's ranks by walking the keywords in rank order.
+func (eb *exploreBuilder) postings(order []uint32) wordPostings {
+	p := wordPostings{ranks: make([]uint32, len(eb.kwWords)), start: make([]uint32, len(eb.words)+1)}
+	for id, c := range eb.wcount {
+		p.start[id+1] = p.start[id] + c
+	}
+	next := slices.Clone(p.start[:len(eb.words)])
+	for r, id := range order {
+		for _, w := range eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]] {
+			p.ranks[next[w]] = uint32(r)
+			next[w]++
+		}
+	}
+	return p
+}
+
+func (eb *exploreBuilder) writePostings(ctx context.Context, tw *tableWriter, cc string, kind byte, p wordPostings) error {
+	ids := make([]uint32, len(eb.words))
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(eb.words[a], eb.words[b]) })
 	var key, val []byte
-	for i, w := range keys {
+	for i, id := range ids {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		key, _ = appendExploreKey(key[:0], cc, kind, w)
-		val = appendPostings(val[:0], postings[w])
+		key, _ = appendExploreKey(key[:0], cc, kind, eb.words[id])
+		val = appendPostings(val[:0], p.ranks[p.start[id]:p.start[id+1]])
 		if err := tw.add(key, val); err != nil {
 			return err
 		}

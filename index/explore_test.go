@@ -306,6 +306,12 @@ func randomExploreQuery(rng *rand.Rand, cc string, c exploreCorpus) url.Values {
 // one with a long tail of words and question words, one where every
 // volume ties, a Japanese one matched by substrings, and a tiny one.
 func exploreCorpora(t *testing.T, seed uint64) (*Store, map[string]exploreCorpus) {
+	data, corpora := exploreCorporaLake(t, seed)
+	return openStore(t, data), corpora
+}
+
+// exploreCorporaLake writes and builds exploreCorpora's lake.
+func exploreCorporaLake(t *testing.T, seed uint64) (string, map[string]exploreCorpus) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var en []string
 	for i := range 60 {
@@ -332,11 +338,25 @@ func exploreCorpora(t *testing.T, seed uint64) (*Store, map[string]exploreCorpus
 	}
 	writeLake(t, data, "2026-11-21", lakes)
 	buildIndex(t, data, "2026-11-21")
-	return openStore(t, data), corpora
+	return data, corpora
 }
 
+// TestExploreMatchesBruteForce walks random queries to their last page
+// and compares them with a brute-force filter and sort, with every list
+// kept as ranks, with the common words' lists as bitmaps, and with every
+// list a bitmap.
 func TestExploreMatchesBruteForce(t *testing.T) {
-	s, corpora := exploreCorpora(t, 1)
+	data, corpora := exploreCorporaLake(t, 1)
+	for _, share := range []int{0, 32, 1 << 30} {
+		t.Run(fmt.Sprintf("dense share %d", share), func(t *testing.T) {
+			defer func(old int) { exploreDenseShare = old }(exploreDenseShare)
+			exploreDenseShare = share
+			exploreMatchesBruteForce(t, openStore(t, data), corpora)
+		})
+	}
+}
+
+func exploreMatchesBruteForce(t *testing.T, s *Store, corpora map[string]exploreCorpus) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(2, 3))
 	queries, nonEmpty, paged := 0, 0, 0

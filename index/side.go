@@ -60,7 +60,7 @@ type sideBuilders struct {
 
 // startSideBuilders starts the builders of country cc; they write into
 // tables of set. The caller must call finish or abort.
-func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuilders {
+func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords int) *sideBuilders {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sideBuilders{
 		cancel:  cancel,
@@ -104,7 +104,7 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string) *sideBuild
 	}()
 	go func() {
 		defer s.wg.Done()
-		var eb exploreBuilder
+		eb := newExploreBuilder(cc, keywords)
 		for b := range s.explore {
 			if ctx.Err() == nil {
 				for i := range b.notes {

@@ -1,0 +1,236 @@
+package index
+
+import (
+	"math/bits"
+	"slices"
+	"sync"
+)
+
+// Candidate lists of the explorer's engine. A list of ranks is either
+// sparse (the ranks, ascending) or dense (a bitmap of the country's
+// ranks). A word held by a large share of a country's keywords
+// (exploreDenseShare) is kept as a bitmap, decoded on the first query
+// that reads it and kept while the build is served: intersecting two
+// common words is then an AND of bitmaps and their total a popcount, in
+// place of a merge of millions of ranks decoded on every query.
+
+// exploreDenseShare: a list holding at least 1/exploreDenseShare of a
+// country's keywords is dense (a bitmap is then at most twice as large
+// as the list's ranks). 0 keeps every list sparse; tests vary it.
+var exploreDenseShare = 32
+
+// rankList is a set of ranks, sparse or dense.
+type rankList struct {
+	ranks []uint32 // ascending; nil when dense
+	bits  []uint64 // bit r%64 of word r/64; nil when sparse
+	n     int      // entries
+}
+
+func (l *rankList) dense() bool { return l.bits != nil }
+
+func (l *rankList) has(r uint32) bool {
+	if l.bits != nil {
+		return l.bits[r>>6]&(1<<(r&63)) != 0
+	}
+	_, ok := slices.BinarySearch(l.ranks, r)
+	return ok
+}
+
+// denseLists holds a country's dense lists by key (kind and term).
+type denseLists struct {
+	mu sync.Mutex
+	m  map[string]*rankList
+}
+
+// isDense reports whether a list of k entries over n ranks is kept as a
+// bitmap.
+func isDense(k, n int) bool {
+	return exploreDenseShare > 0 && k > 0 && k*exploreDenseShare >= n
+}
+
+// toBits sets the bits of ranks in a bitmap of n ranks.
+func toBits(ranks []uint32, n int) []uint64 {
+	b := make([]uint64, (n+63)/64)
+	for _, r := range ranks {
+		b[r>>6] |= 1 << (r & 63)
+	}
+	return b
+}
+
+// window restricts l to the ranks in [lo, hi): a sparse list by slicing
+// (its storage shared), a dense one into a new bitmap.
+func (l rankList) window(lo, hi uint32) rankList {
+	if l.bits == nil {
+		i, _ := slices.BinarySearch(l.ranks, lo)
+		j, _ := slices.BinarySearch(l.ranks, hi)
+		r := l.ranks[i:j]
+		return rankList{ranks: r, n: len(r)}
+	}
+	out := make([]uint64, len(l.bits))
+	copy(out[lo>>6:], l.bits[lo>>6:(hi+63)>>6])
+	return bitsList(clipBits(out, lo, hi))
+}
+
+// clipBits clears the bits of b outside [lo, hi).
+func clipBits(b []uint64, lo, hi uint32) []uint64 {
+	for i := uint32(0); i < lo>>6; i++ {
+		b[i] = 0
+	}
+	if lo&63 != 0 {
+		b[lo>>6] &^= 1<<(lo&63) - 1
+	}
+	if hi>>6 < uint32(len(b)) {
+		b[hi>>6] &= 1<<(hi&63) - 1
+		for i := hi>>6 + 1; i < uint32(len(b)); i++ {
+			b[i] = 0
+		}
+	}
+	return b
+}
+
+func bitsList(b []uint64) rankList {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return rankList{bits: b, n: n}
+}
+
+// intersectLists returns the ranks in every list, in storage of its own
+// (the lists are left as they are: dense ones are shared).
+func intersectLists(lists []rankList) rankList {
+	if len(lists) == 0 {
+		return rankList{}
+	}
+	slices.SortFunc(lists, func(a, b rankList) int { return a.n - b.n })
+	var sparse, dense []rankList
+	for _, l := range lists {
+		if l.dense() {
+			dense = append(dense, l)
+		} else {
+			sparse = append(sparse, l)
+		}
+	}
+	if len(sparse) == 0 {
+		out := slices.Clone(dense[0].bits)
+		for _, d := range dense[1:] {
+			for i, w := range d.bits {
+				out[i] &= w
+			}
+		}
+		return bitsList(out)
+	}
+	out := slices.Clone(sparse[0].ranks)
+	for _, l := range sparse[1:] {
+		if len(out) == 0 {
+			break
+		}
+		out = intersect(out, l.ranks)
+	}
+	for _, d := range dense {
+		out = slices.DeleteFunc(out, func(r uint32) bool { return d.bits[r>>6]&(1<<(r&63)) == 0 })
+	}
+	return rankList{ranks: out, n: len(out)}
+}
+
+// unionLists returns the ranks in any of the lists over n ranks: a
+// bitmap if the result is dense.
+func unionLists(lists []rankList, n int) rankList {
+	total := 0
+	for _, l := range lists {
+		total += l.n
+	}
+	if !isDense(total, n) {
+		var rs [][]uint32
+		for _, l := range lists {
+			rs = append(rs, l.ranks)
+		}
+		u := union(rs)
+		return rankList{ranks: u, n: len(u)}
+	}
+	out := make([]uint64, (n+63)/64)
+	for _, l := range lists {
+		if l.bits != nil {
+			for i, w := range l.bits {
+				out[i] |= w
+			}
+			continue
+		}
+		for _, r := range l.ranks {
+			out[r>>6] |= 1 << (r & 63)
+		}
+	}
+	return bitsList(out)
+}
+
+// appendRanks appends the ranks of l to dst, ascending.
+func (l *rankList) appendRanks(dst []uint32) []uint32 {
+	if l.bits == nil {
+		return append(dst, l.ranks...)
+	}
+	dst = slices.Grow(dst, l.n)
+	for i, w := range l.bits {
+		for w != 0 {
+			dst = append(dst, uint32(i<<6+bits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+	}
+	return dst
+}
+
+// countFrom returns the number of entries of l at rank from or after.
+func (l *rankList) countFrom(from uint32) int {
+	if l.bits == nil {
+		i, _ := slices.BinarySearch(l.ranks, from)
+		return len(l.ranks) - i
+	}
+	i := int(from >> 6)
+	if i >= len(l.bits) {
+		return 0
+	}
+	k := bits.OnesCount64(l.bits[i] &^ (1<<(from&63) - 1))
+	for _, w := range l.bits[i+1:] {
+		k += bits.OnesCount64(w)
+	}
+	return k
+}
+
+// firstFrom appends to dst the first k entries of l at rank from or
+// after.
+func (l *rankList) firstFrom(dst []uint32, from uint32, k int) []uint32 {
+	if l.bits == nil {
+		i, _ := slices.BinarySearch(l.ranks, from)
+		return append(dst, l.ranks[i:min(len(l.ranks), i+k)]...)
+	}
+	for i := int(from >> 6); i < len(l.bits) && k > 0; i++ {
+		w := l.bits[i]
+		if i == int(from>>6) {
+			w &^= 1<<(from&63) - 1
+		}
+		for ; w != 0 && k > 0; w &= w - 1 {
+			dst = append(dst, uint32(i<<6+bits.TrailingZeros64(w)))
+			k--
+		}
+	}
+	return dst
+}
+
+// without returns l less the ranks of ex, in storage of its own where l
+// is dense (a sparse l is the query's own and is changed in place).
+func (l rankList) without(ex rankList) rankList {
+	if l.bits != nil {
+		out := slices.Clone(l.bits)
+		if ex.bits != nil {
+			for i, w := range ex.bits {
+				out[i] &^= w
+			}
+		} else {
+			for _, r := range ex.ranks {
+				out[r>>6] &^= 1 << (r & 63)
+			}
+		}
+		return bitsList(out)
+	}
+	out := slices.DeleteFunc(l.ranks, ex.has)
+	return rankList{ranks: out, n: len(out)}
+}
