@@ -750,6 +750,9 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		if x := cmpKeys(ma, va, mb, vb, q.Desc); x != 0 {
 			return x
 		}
+		if q.Sort == kw.SortKeyword && q.Desc {
+			return int(c.id[b]) - int(c.id[a])
+		}
 		return int(c.id[a]) - int(c.id[b])
 	}}
 	// The last of a full heap, to turn most candidates away without it.
@@ -852,7 +855,11 @@ func (c *exploreCountry) cmpAfter(q *kw.ExploreQuery, r uint32) int {
 	if x := cmpKeys(m, v, q.After.Missing, q.After.Value, q.Desc); x != 0 {
 		return x
 	}
-	return strings.Compare(c.kw(r), q.After.Keyword)
+	x := strings.Compare(c.kw(r), q.After.Keyword)
+	if q.Sort == kw.SortKeyword && q.Desc {
+		return -x // the text is the sort key itself
+	}
+	return x
 }
 
 // oneList returns the postings key of a query answered by one postings

@@ -210,6 +210,9 @@ func bruteExplore(c exploreCorpus, q kw.ExploreQuery) (rows []kw.ExploreRow, gro
 			}
 			return 1
 		}
+		if q.Sort == kw.SortKeyword && q.Desc {
+			return strings.Compare(b.Keyword, a.Keyword)
+		}
 		return strings.Compare(a.Keyword, b.Keyword)
 	})
 	for _, r := range matches {
