@@ -744,21 +744,27 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	if q.GroupIntent {
 		return c.groups(ctx, q, ranks, match)
 	}
+	// Ties go by text (id) ascending, but for sort=keyword, whose key
+	// is the text itself, in the order asked.
+	idDesc := q.Sort == kw.SortKeyword && q.Desc
+	cmpIDs := func(a, b uint32) int {
+		if idDesc {
+			return int(c.id[b]) - int(c.id[a])
+		}
+		return int(c.id[a]) - int(c.id[b])
+	}
 	top := topRanks{limit: q.Limit, cmp: func(a, b uint32) int {
 		ma, va := c.sortKey(a, q.Sort)
 		mb, vb := c.sortKey(b, q.Sort)
 		if x := cmpKeys(ma, va, mb, vb, q.Desc); x != 0 {
 			return x
 		}
-		if q.Sort == kw.SortKeyword && q.Desc {
-			return int(c.id[b]) - int(c.id[a])
-		}
-		return int(c.id[a]) - int(c.id[b])
+		return cmpIDs(a, b)
 	}}
 	// The last of a full heap, to turn most candidates away without it.
 	var worstM bool
 	var worstV int64
-	var worstID uint32
+	var worst uint32
 	var page []uint32
 	var total, afterCount int64
 	for i, r := range ranks {
@@ -789,14 +795,14 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		afterCount++
 		if len(top.heap) == q.Limit {
 			m, v := c.sortKey(r, q.Sort)
-			if x := cmpKeys(m, v, worstM, worstV, q.Desc); x > 0 || x == 0 && c.id[r] > worstID {
+			if x := cmpKeys(m, v, worstM, worstV, q.Desc); x > 0 || x == 0 && cmpIDs(r, worst) > 0 {
 				continue
 			}
 		}
 		top.offer(r)
 		if len(top.heap) == q.Limit {
 			worstM, worstV = c.sortKey(top.heap[0], q.Sort)
-			worstID = c.id[top.heap[0]]
+			worst = top.heap[0]
 		}
 	}
 	if !stream {
