@@ -456,10 +456,13 @@ func (c *exploreCountry) list(kind byte, term string, read func() ([]uint32, err
 	return *l, nil
 }
 
-// questionList is the union of the postings of the first words of the
-// country's question words: every question holds one. It is made once
-// a build and kept with the dense lists.
-func (c *exploreCountry) questionList(starts map[string][]string, fetch listFetch) (rankList, error) {
+// questionList is the country's questions: the keywords that begin with
+// a question word of its language (kw.QuestionWords). They are found
+// once a build, among the keywords holding the first word of a question
+// word (for a language written without spaces, among all of them), and
+// kept with the dense lists, so that a questions query reads no text to
+// tell a question.
+func (c *exploreCountry) questionList(fetch listFetch) (rankList, error) {
 	const key = "\x00questions"
 	c.dense.mu.Lock()
 	l, ok := c.dense.m[key]
@@ -467,15 +470,36 @@ func (c *exploreCountry) questionList(starts map[string][]string, fetch listFetc
 	if ok {
 		return *l, nil
 	}
-	var ls []rankList
-	for _, w := range slices.Sorted(maps.Keys(starts)) {
-		l, _, err := c.termCandidates(w, fetch)
-		if err != nil {
-			return rankList{}, err
+	words := kw.QuestionWords(c.lang)
+	starts := questionStarts(words, c.noSpace)
+	var cands []uint32
+	if starts != nil {
+		var ls []rankList
+		for _, w := range slices.Sorted(maps.Keys(starts)) {
+			l, _, err := c.termCandidates(w, fetch)
+			if err != nil {
+				return rankList{}, err
+			}
+			ls = append(ls, l)
 		}
-		ls = append(ls, l)
+		u := unionLists(ls, c.n)
+		cands = u.appendRanks(nil)
+	} else {
+		cands = make([]uint32, c.n)
+		for r := range cands {
+			cands[r] = uint32(r)
+		}
 	}
-	u := unionLists(ls, c.n)
+	qs := cands[:0]
+	for _, r := range cands {
+		if isQuestion(c.kw(r), words, starts) {
+			qs = append(qs, r)
+		}
+	}
+	u := rankList{ranks: slices.Clip(qs), n: len(qs)}
+	if isDense(u.n, c.n) {
+		u = rankList{bits: toBits(u.ranks, c.n), n: u.n}
+	}
 	c.dense.mu.Lock()
 	if c.dense.m == nil {
 		c.dense.m = map[string]*rankList{}
@@ -634,24 +658,15 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 			exclude = unionLists(ls, c.n)
 		}
 	}
-	var questions []string
-	var starts map[string][]string
 	if q.Mode == kw.ModeQuestions {
-		questions = kw.QuestionWords(c.lang)
-		starts = questionStarts(questions, c.noSpace)
-		// A question holds the first word of its question word: the
-		// union of their postings narrows the candidates before the
-		// texts are read.
-		if starts != nil {
-			qs, err := c.questionList(starts, fetch)
-			if err != nil {
-				return res, err
-			}
-			if qs.n == 0 {
-				return res, nil
-			}
-			lists = append(lists, qs)
+		qs, err := c.questionList(fetch)
+		if err != nil {
+			return res, err
 		}
+		if qs.n == 0 {
+			return res, nil
+		}
+		lists = append(lists, qs)
 	}
 	cands := intersectLists(lists)
 	// The volume bounds are a window of ranks; exclude leaves the rest.
@@ -670,7 +685,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		}
 		intent = g
 	}
-	texts := len(verify) > 0 || phrase || questions != nil || checkInclude != nil || checkExclude != nil
+	texts := len(verify) > 0 || phrase || checkInclude != nil || checkExclude != nil
 	numbers := intent != math.MaxUint32 || q.MinCPCMicros != nil || q.MaxCPCMicros != nil ||
 		q.MinCompetition != nil || q.MaxCompetition != nil || q.MinWords != nil || q.MaxWords != nil
 	match := func(r uint32) bool {
@@ -705,9 +720,6 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 			} else if !holdsPhrase(t, q.Q) {
 				return false
 			}
-		}
-		if questions != nil && !isQuestion(t, questions, starts) {
-			return false
 		}
 		if checkInclude != nil && !slices.ContainsFunc(checkInclude, func(w string) bool { return strings.Contains(t, w) }) {
 			return false
