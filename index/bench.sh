@@ -13,7 +13,10 @@
 # baseline, then with BIN, from an empty index folder; it prints wall time,
 # CPU time and peak memory of every run, then the medians and the ratio of
 # the medians. The first round also reads back every key and value of both
-# builds and says whether they are byte for byte the same.
+# builds and says whether they are byte for byte the same. Then, as many
+# rounds again, this tree's build with and without the explorer's tables
+# (through the index package's test binary), alternating, for what the
+# tables add to the build's time, memory and size.
 set -euo pipefail
 
 BIN=${1:?usage: bash index/bench.sh path/to/kwdata}
@@ -113,3 +116,35 @@ awk -v k="$(tr ' ' '\n' <<<"${wall[kwdata]}" | grep . | median)" -v b="$(tr ' ' 
 	-v kc="$(tr ' ' '\n' <<<"${cpu[kwdata]}" | grep . | median)" -v bc="$(tr ' ' '\n' <<<"${cpu[main]}" | grep . | median)" \
 	'BEGIN { printf "ratio kwdata / main: wall %.2f, CPU %.2f\n", k / b, kc / bc }'
 echo "same index: $same"
+
+# What the explorer's tables cost: this tree's build with and without them.
+declare -A ewall ecpu erss esize
+for r in $(seq "$RUNS"); do
+	for t in without with; do
+		flag=true
+		[[ $t == without ]] && flag=false
+		rm -rf "$DIR/data/index"
+		/usr/bin/time -f '%e %U %S %M' -o "$DIR/time.txt" "$DIR/index.test" -test.run '^TestBuildOfData$' \
+			-build-data "$DIR/data" -build-date "$DATE" -build-explore="$flag" >/dev/null 2>>"$DIR/build.log"
+		read -r w u s m <"$DIR/time.txt"
+		c=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+		g=$(awk -v m="$m" 'BEGIN { printf "%.2f", m / 1048576 }')
+		z=$(du -sm "$DIR/data/index" | cut -f1)
+		echo "round $r: explorer tables $t wall_s=$w cpu_s=$c peak_gib=$g size_mib=$z"
+		ewall[$t]+="$w " ecpu[$t]+="$c " erss[$t]+="$g " esize[$t]+="$z "
+	done
+done
+rm -rf "$DIR/data/index"
+echo
+printf '%-36s %10s %10s %10s %10s\n' "explorer tables (median of $RUNS)" "wall s" "CPU s" "peak GiB" "size MiB"
+for t in without with; do
+	printf '%-36s %10s %10s %10s %10s\n' "$t" \
+		"$(tr ' ' '\n' <<<"${ewall[$t]}" | grep . | median)" \
+		"$(tr ' ' '\n' <<<"${ecpu[$t]}" | grep . | median)" \
+		"$(tr ' ' '\n' <<<"${erss[$t]}" | grep . | median)" \
+		"$(tr ' ' '\n' <<<"${esize[$t]}" | grep . | median)"
+done
+awk -v k="$(tr ' ' '\n' <<<"${ewall[with]}" | grep . | median)" -v b="$(tr ' ' '\n' <<<"${ewall[without]}" | grep . | median)" \
+	-v kc="$(tr ' ' '\n' <<<"${ecpu[with]}" | grep . | median)" -v bc="$(tr ' ' '\n' <<<"${ecpu[without]}" | grep . | median)" \
+	-v ks="$(tr ' ' '\n' <<<"${esize[with]}" | grep . | median)" -v bs="$(tr ' ' '\n' <<<"${esize[without]}" | grep . | median)" \
+	'BEGIN { printf "with / without the explorer tables: wall %.2f, CPU %.2f, size %.2f (goal: at most 1.33 each)\n", k / b, kc / bc, ks / bs }'

@@ -48,7 +48,6 @@ type exploreCountry struct {
 	off      []uint32 // keyword r is text[off[r]:off[r+1]]
 	extras   []string
 	slots    sync.Pool // of *groupScratch, for group=intent
-	buffers  sync.Pool // of *[]uint32, candidates taken out of a bitmap
 	dense    denseLists
 	touched  atomic.Uint32 // see touchTexts
 }
@@ -685,27 +684,11 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		}
 		intent = g
 	}
+	nf := newNumFilter(&q, intent)
 	texts := len(verify) > 0 || phrase || checkInclude != nil || checkExclude != nil
-	numbers := intent != math.MaxUint32 || q.MinCPCMicros != nil || q.MaxCPCMicros != nil ||
-		q.MinCompetition != nil || q.MaxCompetition != nil || q.MinWords != nil || q.MaxWords != nil
-	match := func(r uint32) bool {
-		if numbers {
-			if intent != math.MaxUint32 && c.group[r] != intent {
-				return false
-			}
-			h := c.has[r]
-			if q.MinCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] < *q.MinCPCMicros) ||
-				q.MaxCPCMicros != nil && (h&hasCPC == 0 || c.cpc[r] > *q.MaxCPCMicros) ||
-				q.MinCompetition != nil && (h&hasCompetition == 0 || c.comp[r] < *q.MinCompetition) ||
-				q.MaxCompetition != nil && (h&hasCompetition == 0 || c.comp[r] > *q.MaxCompetition) ||
-				q.MinWords != nil && int64(c.words[r]) < *q.MinWords ||
-				q.MaxWords != nil && int64(c.words[r]) > *q.MaxWords {
-				return false
-			}
-		}
-		if !texts {
-			return true
-		}
+	// keepText reports whether rank r's text passes what only the text
+	// can tell.
+	keepText := func(r uint32) bool {
 		t := c.kw(r)
 		for _, w := range verify {
 			if !strings.Contains(t, w) {
@@ -735,26 +718,40 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	if stream && q.After != nil {
 		from = uint32(sort.Search(c.n, func(r int) bool { return c.cmpAfter(&q, uint32(r)) > 0 }))
 	}
-	if stream && !q.GroupIntent && !texts && !numbers {
+	if stream && !q.GroupIntent && !texts && !nf.any {
 		// Every candidate matches: the total is their count, the page
 		// the first after the cursor.
 		page := cands.firstFrom(nil, from, q.Limit)
 		return c.answer(q, int64(cands.n), page, int64(cands.countFrom(from))), nil
 	}
-	ranks := cands.ranks
-	if cands.dense() {
-		bp, _ := c.buffers.Get().(*[]uint32)
-		if bp == nil {
-			bp = new([]uint32)
+	// The matches, a chunk at a time: candidates taken out of the list
+	// into a buffer that stays in the cache, then kept if they pass the
+	// numbers, then the text.
+	var buf [matchChunk]uint32
+	var at int
+	next := func() ([]uint32, error) {
+		for {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			var chunk []uint32
+			chunk, at = cands.chunk(buf[:0], at)
+			if len(chunk) == 0 {
+				return nil, nil
+			}
+			if nf.any {
+				chunk = nf.keep(c, chunk)
+			}
+			if texts {
+				chunk = c.keepTexts(chunk, keepText)
+			}
+			if len(chunk) > 0 {
+				return chunk, nil
+			}
 		}
-		ranks = cands.appendRanks((*bp)[:0])
-		defer func() {
-			*bp = ranks[:0]
-			c.buffers.Put(bp)
-		}()
 	}
 	if q.GroupIntent {
-		return c.groups(ctx, q, ranks, match)
+		return c.groups(q, next)
 	}
 	// Ties go by text (id) ascending, but for sort=keyword, whose key
 	// is the text itself, in the order asked.
@@ -779,42 +776,42 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	var worst uint32
 	var page []uint32
 	var total, afterCount int64
-	for i, r := range ranks {
-		if i%65536 == 65535 {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
+	for {
+		chunk, err := next()
+		if err != nil {
+			return res, err
 		}
-		if texts && i%touchAhead == 0 {
-			c.touchTexts(ranks, i+touchAhead)
+		if chunk == nil {
+			break
 		}
-		if (numbers || texts) && !match(r) {
-			continue
-		}
-		total++
+		total += int64(len(chunk))
 		if stream {
-			if r >= from {
-				afterCount++
-				if len(page) < q.Limit {
-					page = append(page, r)
+			for _, r := range chunk {
+				if r >= from {
+					afterCount++
+					if len(page) < q.Limit {
+						page = append(page, r)
+					}
 				}
 			}
 			continue
 		}
-		if q.After != nil && c.cmpAfter(&q, r) <= 0 {
-			continue
-		}
-		afterCount++
-		if len(top.heap) == q.Limit {
-			m, v := c.sortKey(r, q.Sort)
-			if x := cmpKeys(m, v, worstM, worstV, q.Desc); x > 0 || x == 0 && cmpIDs(r, worst) > 0 {
+		for _, r := range chunk {
+			if q.After != nil && c.cmpAfter(&q, r) <= 0 {
 				continue
 			}
-		}
-		top.offer(r)
-		if len(top.heap) == q.Limit {
-			worstM, worstV = c.sortKey(top.heap[0], q.Sort)
-			worst = top.heap[0]
+			afterCount++
+			if len(top.heap) == q.Limit {
+				m, v := c.sortKey(r, q.Sort)
+				if x := cmpKeys(m, v, worstM, worstV, q.Desc); x > 0 || x == 0 && cmpIDs(r, worst) > 0 {
+					continue
+				}
+			}
+			top.offer(r)
+			if len(top.heap) == q.Limit {
+				worstM, worstV = c.sortKey(top.heap[0], q.Sort)
+				worst = top.heap[0]
+			}
 		}
 	}
 	if !stream {
@@ -823,20 +820,86 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	return c.answer(q, total, page, afterCount), nil
 }
 
+// matchChunk is how many candidates a query takes out of its list at a
+// time.
+const matchChunk = 1024
+
 // touchAhead is how many candidates ahead their texts are loaded.
 const touchAhead = 16
 
-// touchTexts loads the first byte of the texts of ranks[i:i+touchAhead]:
-// the candidates' texts are far apart in memory, and loads issued
-// together wait for memory together instead of one after the other.
-func (c *exploreCountry) touchTexts(ranks []uint32, i int) {
-	var x byte
-	for _, r := range ranks[min(i, len(ranks)):min(i+touchAhead, len(ranks))] {
-		if o := c.off[r]; o < uint32(len(c.text)) {
-			x += c.text[o]
+// keepTexts keeps the ranks whose text passes keep, in place. The
+// candidates' texts are far apart in memory: the first byte of each of
+// the next touchAhead is loaded together, so that they wait for memory
+// together instead of one after the other.
+func (c *exploreCountry) keepTexts(ranks []uint32, keep func(uint32) bool) []uint32 {
+	out := ranks[:0]
+	for i, r := range ranks {
+		if i%touchAhead == 0 {
+			var x byte
+			for _, r := range ranks[min(i+touchAhead, len(ranks)):min(i+2*touchAhead, len(ranks))] {
+				if o := c.off[r]; o < uint32(len(c.text)) {
+					x += c.text[o]
+				}
+			}
+			c.touched.Store(uint32(x)) // so that the loads are not left out
+		}
+		if keep(r) {
+			out = append(out, r)
 		}
 	}
-	c.touched.Store(uint32(x)) // so that the loads are not left out
+	return out
+}
+
+// numFilter is a query's conditions on the numbers of a keyword, but the
+// volume (a window of ranks).
+type numFilter struct {
+	any            bool
+	intent         uint32 // math.MaxUint32: none
+	cpc, comp, wds bool
+	cpcLo, cpcHi   int64
+	compLo, compHi float64
+	wdsLo, wdsHi   int64
+}
+
+func newNumFilter(q *kw.ExploreQuery, intent uint32) numFilter {
+	f := numFilter{intent: intent, cpcLo: math.MinInt64, cpcHi: math.MaxInt64, compLo: math.Inf(-1), compHi: math.Inf(1), wdsLo: math.MinInt64, wdsHi: math.MaxInt64}
+	if q.MinCPCMicros != nil {
+		f.cpc, f.cpcLo = true, *q.MinCPCMicros
+	}
+	if q.MaxCPCMicros != nil {
+		f.cpc, f.cpcHi = true, *q.MaxCPCMicros
+	}
+	if q.MinCompetition != nil {
+		f.comp, f.compLo = true, *q.MinCompetition
+	}
+	if q.MaxCompetition != nil {
+		f.comp, f.compHi = true, *q.MaxCompetition
+	}
+	if q.MinWords != nil {
+		f.wds, f.wdsLo = true, *q.MinWords
+	}
+	if q.MaxWords != nil {
+		f.wds, f.wdsHi = true, *q.MaxWords
+	}
+	f.any = f.cpc || f.comp || f.wds || intent != math.MaxUint32
+	return f
+}
+
+// keep keeps the ranks that pass f, in place. A keyword without a number
+// passes no bound on it.
+func (f *numFilter) keep(c *exploreCountry, ranks []uint32) []uint32 {
+	out := ranks[:0]
+	for _, r := range ranks {
+		h := c.has[r]
+		if f.intent != math.MaxUint32 && c.group[r] != f.intent ||
+			f.cpc && (h&hasCPC == 0 || c.cpc[r] < f.cpcLo || c.cpc[r] > f.cpcHi) ||
+			f.comp && (h&hasCompetition == 0 || c.comp[r] < f.compLo || c.comp[r] > f.compHi) ||
+			f.wds && (int64(c.words[r]) < f.wdsLo || int64(c.words[r]) > f.wdsHi) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // answer makes the rows of a page and the cursor of the next, if more
@@ -943,6 +1006,27 @@ func copyOpt[T any](p *T) *T {
 	return &v
 }
 
+// addToGroup counts rank r in its group's accumulator.
+func (c *exploreCountry) addToGroup(slot []int32, accs *[]exploreGroupAcc, r uint32) {
+	g := c.group[r]
+	k := int(slot[g]) - 1
+	if k < 0 {
+		k = len(*accs)
+		slot[g] = int32(k + 1)
+		*accs = append(*accs, exploreGroupAcc{gid: g})
+	}
+	a := &(*accs)[k]
+	a.count++
+	if c.has[r]&hasVolume != 0 {
+		a.volume += c.vol[r]
+	}
+	// Ranks arrive in the default order: the first are the top.
+	if a.nTop < len(a.top) {
+		a.top[a.nTop] = r
+		a.nTop++
+	}
+}
+
 // groupScratch is what group=intent reuses from one query to the next:
 // a slot for every group, cleared after use, and the groups found.
 type groupScratch struct {
@@ -959,7 +1043,7 @@ type exploreGroupAcc struct {
 	nTop   int
 }
 
-func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands []uint32, match func(uint32) bool) (kw.ExploreResult, error) {
+func (c *exploreCountry) groups(q kw.ExploreQuery, next func() ([]uint32, error)) (kw.ExploreResult, error) {
 	var res kw.ExploreResult
 	// slot maps a group id to its place in accs plus one (0: none yet);
 	// it is as long as there are groups, so it is pooled and cleared
@@ -977,32 +1061,17 @@ func (c *exploreCountry) groups(ctx context.Context, q kw.ExploreQuery, cands []
 		sp.accs = accs[:0]
 		c.slots.Put(sp)
 	}()
-	for i, r := range cands {
-		if i%65536 == 65535 {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
+	for {
+		chunk, err := next()
+		if err != nil {
+			return res, err
 		}
-		if !match(r) {
-			continue
+		if chunk == nil {
+			break
 		}
-		res.Total++
-		g := c.group[r]
-		k := int(slot[g]) - 1
-		if k < 0 {
-			k = len(accs)
-			slot[g] = int32(k + 1)
-			accs = append(accs, exploreGroupAcc{gid: g})
-		}
-		a := &accs[k]
-		a.count++
-		if c.has[r]&hasVolume != 0 {
-			a.volume += c.vol[r]
-		}
-		// Ranks arrive in the default order: the first are the top.
-		if a.nTop < len(a.top) {
-			a.top[a.nTop] = r
-			a.nTop++
+		res.Total += int64(len(chunk))
+		for _, r := range chunk {
+			c.addToGroup(slot, &accs, r)
 		}
 	}
 	res.TotalGroups = int64(len(accs))

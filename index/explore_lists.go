@@ -234,3 +234,19 @@ func (l rankList) without(ex rankList) rankList {
 	out := slices.DeleteFunc(l.ranks, ex.has)
 	return rankList{ranks: out, n: len(out)}
 }
+
+// chunk appends to dst (of capacity at least 64) the entries of l from
+// position at on, as many as fit, and returns them with the position
+// after them: an index into the ranks, or a word of the bitmap.
+func (l *rankList) chunk(dst []uint32, at int) ([]uint32, int) {
+	if l.bits == nil {
+		end := min(at+cap(dst), len(l.ranks))
+		return append(dst, l.ranks[at:end]...), end
+	}
+	for ; at < len(l.bits) && cap(dst)-len(dst) >= 64; at++ {
+		for w := l.bits[at]; w != 0; w &= w - 1 {
+			dst = append(dst, uint32(at<<6+bits.TrailingZeros64(w)))
+		}
+	}
+	return dst, at
+}

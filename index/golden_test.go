@@ -123,3 +123,21 @@ func TestDigestOfData(t *testing.T) {
 		fmt.Println(line)
 	}
 }
+
+// buildExplore is whether TestBuildOfData writes the explorer's tables.
+var buildExplore = flag.Bool("build-explore", true, "whether TestBuildOfData writes the explorer's tables")
+
+// TestBuildOfData builds -build-data's lake of -build-date into a new
+// published build, with or without the explorer's tables
+// (-build-explore): index/bench.sh times both. Without -build-data it is
+// skipped.
+func TestBuildOfData(t *testing.T) {
+	if *buildData == "" {
+		t.Skip("no -build-data folder given")
+	}
+	exploreTables = *buildExplore
+	defer func() { exploreTables = true }()
+	if _, err := Build(context.Background(), BuildOptions{Data: *buildData, Date: *buildDate, AllowShrink: true}); err != nil {
+		t.Fatal(err)
+	}
+}
