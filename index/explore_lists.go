@@ -96,8 +96,9 @@ func bitsList(b []uint64) rankList {
 	return rankList{bits: b, n: n}
 }
 
-// intersectLists returns the ranks in every list, in storage of its own
-// (the lists are left as they are: dense ones are shared).
+// intersectLists returns the ranks in every list. The lists are left as
+// they are; the result is in storage of its own but when it is the one
+// dense list given, which the caller must then not change.
 func intersectLists(lists []rankList) rankList {
 	if len(lists) == 0 {
 		return rankList{}
@@ -112,13 +113,24 @@ func intersectLists(lists []rankList) rankList {
 		}
 	}
 	if len(sparse) == 0 {
-		out := slices.Clone(dense[0].bits)
-		for _, d := range dense[1:] {
-			for i, w := range d.bits {
+		if len(dense) == 1 {
+			return dense[0] // shared: never changed
+		}
+		out := make([]uint64, len(dense[0].bits))
+		n := 0
+		a, b := dense[0].bits, dense[1].bits[:len(dense[0].bits)]
+		for i := range out {
+			out[i] = a[i] & b[i]
+		}
+		for _, d := range dense[2:] {
+			for i, w := range d.bits[:len(out)] {
 				out[i] &= w
 			}
 		}
-		return bitsList(out)
+		for _, w := range out {
+			n += bits.OnesCount64(w)
+		}
+		return rankList{bits: out, n: n}
 	}
 	out := slices.Clone(sparse[0].ranks)
 	for _, l := range sparse[1:] {
@@ -180,6 +192,9 @@ func (l *rankList) appendRanks(dst []uint32) []uint32 {
 
 // countFrom returns the number of entries of l at rank from or after.
 func (l *rankList) countFrom(from uint32) int {
+	if from == 0 {
+		return l.n
+	}
 	if l.bits == nil {
 		i, _ := slices.BinarySearch(l.ranks, from)
 		return len(l.ranks) - i
