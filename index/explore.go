@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -48,7 +49,8 @@ type exploreCountry struct {
 	off      []uint32 // keyword r is text[off[r]:off[r+1]]
 	extras   []string
 	slots    sync.Pool // of *groupScratch, for group=intent
-	dense    denseLists
+	dense    denseLists // guards keyZones too
+	keyZones map[kw.ExploreSort]*keyZones
 	touched  atomic.Uint32 // see touchTexts
 }
 
@@ -753,29 +755,18 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	if q.GroupIntent {
 		return c.groups(q, next)
 	}
-	// Ties go by text (id) ascending, but for sort=keyword, whose key
-	// is the text itself, in the order asked.
-	idDesc := q.Sort == kw.SortKeyword && q.Desc
-	cmpIDs := func(a, b uint32) int {
-		if idDesc {
-			return int(c.id[b]) - int(c.id[a])
+	top := newSortedTop(c, &q)
+	if !stream && !nf.any && !texts && q.Sort != kw.SortKeyword {
+		// Every candidate matches: the total is their count, and a
+		// block of ranks whose best value cannot enter the full heap is
+		// passed over whole.
+		if err := top.offerAll(ctx, &cands, c.zones(q.Sort)); err != nil {
+			return res, err
 		}
-		return int(c.id[a]) - int(c.id[b])
+		return c.answer(q, int64(cands.n), top.sorted(), top.after), nil
 	}
-	top := topRanks{limit: q.Limit, cmp: func(a, b uint32) int {
-		ma, va := c.sortKey(a, q.Sort)
-		mb, vb := c.sortKey(b, q.Sort)
-		if x := cmpKeys(ma, va, mb, vb, q.Desc); x != 0 {
-			return x
-		}
-		return cmpIDs(a, b)
-	}}
-	// The last of a full heap, to turn most candidates away without it.
-	var worstM bool
-	var worstV int64
-	var worst uint32
 	var page []uint32
-	var total, afterCount int64
+	var total int64
 	for {
 		chunk, err := next()
 		if err != nil {
@@ -788,7 +779,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		if stream {
 			for _, r := range chunk {
 				if r >= from {
-					afterCount++
+					top.after++
 					if len(page) < q.Limit {
 						page = append(page, r)
 					}
@@ -797,27 +788,165 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 			continue
 		}
 		for _, r := range chunk {
-			if q.After != nil && c.cmpAfter(&q, r) <= 0 {
-				continue
-			}
-			afterCount++
-			if len(top.heap) == q.Limit {
-				m, v := c.sortKey(r, q.Sort)
-				if x := cmpKeys(m, v, worstM, worstV, q.Desc); x > 0 || x == 0 && cmpIDs(r, worst) > 0 {
-					continue
-				}
-			}
 			top.offer(r)
-			if len(top.heap) == q.Limit {
-				worstM, worstV = c.sortKey(top.heap[0], q.Sort)
-				worst = top.heap[0]
-			}
 		}
 	}
 	if !stream {
 		page = top.sorted()
 	}
-	return c.answer(q, total, page, afterCount), nil
+	return c.answer(q, total, page, top.after), nil
+}
+
+// sortedTop keeps the first limit matches of a query in its order, and
+// counts the matches after its cursor.
+type sortedTop struct {
+	c     *exploreCountry
+	q     *kw.ExploreQuery
+	heap  topRanks
+	after int64
+	// The last of a full heap, to turn most candidates away without it.
+	full   bool
+	worstM bool
+	worstV int64
+	worst  uint32
+}
+
+func newSortedTop(c *exploreCountry, q *kw.ExploreQuery) *sortedTop {
+	t := &sortedTop{c: c, q: q}
+	t.heap = topRanks{limit: q.Limit, cmp: func(a, b uint32) int {
+		ma, va := c.sortKey(a, q.Sort)
+		mb, vb := c.sortKey(b, q.Sort)
+		if x := cmpKeys(ma, va, mb, vb, q.Desc); x != 0 {
+			return x
+		}
+		return t.cmpIDs(a, b)
+	}}
+	return t
+}
+
+// cmpIDs breaks a tie of the sort value: by text (id) ascending, but for
+// sort=keyword, whose key is the text itself, in the order asked.
+func (t *sortedTop) cmpIDs(a, b uint32) int {
+	if t.q.Sort == kw.SortKeyword && t.q.Desc {
+		return int(t.c.id[b]) - int(t.c.id[a])
+	}
+	return int(t.c.id[a]) - int(t.c.id[b])
+}
+
+// offer offers match r.
+func (t *sortedTop) offer(r uint32) {
+	c, q := t.c, t.q
+	if q.After != nil && c.cmpAfter(q, r) <= 0 {
+		return
+	}
+	t.after++
+	if t.full {
+		m, v := c.sortKey(r, q.Sort)
+		if x := cmpKeys(m, v, t.worstM, t.worstV, q.Desc); x > 0 || x == 0 && t.cmpIDs(r, t.worst) > 0 {
+			return
+		}
+	}
+	t.heap.offer(r)
+	if len(t.heap.heap) == q.Limit {
+		t.full = q.Limit > 0
+		t.worst = t.heap.heap[0]
+		t.worstM, t.worstV = c.sortKey(t.worst, q.Sort)
+	}
+}
+
+// offerAll offers every rank of l, passing over a block of 64 ranks
+// whose best value comes after the last of the full heap: every rank of
+// it comes after the cursor too, so it only counts.
+func (t *sortedTop) offerAll(ctx context.Context, l *rankList, z *keyZones) error {
+	skip := func(b int) bool { return t.full && z.after(b, t.worstM, t.worstV, t.q.Desc) }
+	if l.bits == nil {
+		for i, r := range l.ranks {
+			if i%65536 == 65535 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if skip(int(r >> 6)) {
+				t.after++
+				continue
+			}
+			t.offer(r)
+		}
+		return nil
+	}
+	for i, w := range l.bits {
+		if w == 0 {
+			continue
+		}
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if skip(i) {
+			t.after += int64(bits.OnesCount64(w))
+			continue
+		}
+		for ; w != 0; w &= w - 1 {
+			t.offer(uint32(i<<6 + bits.TrailingZeros64(w)))
+		}
+	}
+	return nil
+}
+
+func (t *sortedTop) sorted() []uint32 { return t.heap.sorted() }
+
+// keyZones are, for each block of 64 ranks, the least and the greatest
+// value of a sort key among the block's keywords that have it, and
+// whether some have it and some do not.
+type keyZones struct {
+	lo, hi          []int64
+	present, absent []bool
+}
+
+// zones returns the country's zones of sort key s, made on first use.
+func (c *exploreCountry) zones(s kw.ExploreSort) *keyZones {
+	c.dense.mu.Lock()
+	defer c.dense.mu.Unlock()
+	if z := c.keyZones[s]; z != nil {
+		return z
+	}
+	blocks := (c.n + 63) / 64
+	z := &keyZones{lo: make([]int64, blocks), hi: make([]int64, blocks), present: make([]bool, blocks), absent: make([]bool, blocks)}
+	for b := range blocks {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for r := b * 64; r < min(c.n, b*64+64); r++ {
+			m, v := c.sortKey(uint32(r), s)
+			if m {
+				z.absent[b] = true
+				continue
+			}
+			z.present[b] = true
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		z.lo[b], z.hi[b] = lo, hi
+	}
+	if c.keyZones == nil {
+		c.keyZones = map[kw.ExploreSort]*keyZones{}
+	}
+	c.keyZones[s] = z
+	return z
+}
+
+// after reports whether every keyword of block b comes after a heap's
+// last entry (worstM, worstV) in the order asked, whatever its text.
+func (z *keyZones) after(b int, worstM bool, worstV int64, desc bool) bool {
+	if z.absent[b] && worstM {
+		return false // a tie of missing values, decided by the text
+	}
+	if !z.present[b] {
+		return true // all missing, after a present value
+	}
+	best := z.lo[b]
+	if desc {
+		best = z.hi[b]
+	}
+	return cmpKeys(false, best, worstM, worstV, desc) > 0
 }
 
 // matchChunk is how many candidates a query takes out of its list at a
