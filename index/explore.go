@@ -44,6 +44,7 @@ type exploreCountry struct {
 	comp     []float64
 	has      []uint8
 	words    []uint8
+	pairs    []uint16 // by rank: pairMask of the text, for phrase
 	group    []uint32 // the leader's id, or n + its place in extras
 	text     string   // the keywords, back to back
 	off      []uint32 // keyword r is text[off[r]:off[r+1]]
@@ -208,6 +209,12 @@ func (h *handle) loadExplore(cc string) (*exploreCountry, error) {
 		return nil, undecodable{fmt.Errorf("%w: the column blocks hold %d keywords, the meta record %d", errCorrupt, r, n)}
 	}
 	c.text = string(text)
+	if !c.noSpace {
+		c.pairs = make([]uint16, n)
+		for r := range c.pairs {
+			c.pairs[r] = pairMask(c.kw(uint32(r)))
+		}
+	}
 	for i := range c.rankOf {
 		c.rankOf[i] = math.MaxUint32
 	}
@@ -687,6 +694,12 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		intent = g
 	}
 	nf := newNumFilter(&q, intent)
+	// A phrase's adjacent pairs of words must all be among the keyword's:
+	// their bits turn most candidates away before their text is read.
+	var pairs uint16
+	if phrase && c.pairs != nil {
+		pairs = pairMask(q.Q)
+	}
 	texts := len(verify) > 0 || phrase || checkInclude != nil || checkExclude != nil
 	// keepText reports whether rank r's text passes what only the text
 	// can tell.
@@ -743,6 +756,9 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 			}
 			if nf.any {
 				chunk = nf.keep(c, chunk)
+			}
+			if pairs != 0 {
+				chunk = c.keepPairs(chunk, pairs)
 			}
 			if texts {
 				chunk = c.keepTexts(chunk, keepText)
@@ -973,6 +989,45 @@ func (c *exploreCountry) keepTexts(ranks []uint32, keep func(uint32) bool) []uin
 			c.touched.Store(uint32(x)) // so that the loads are not left out
 		}
 		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// pairMask is a set of 16 bits, one for each pair of adjacent words of
+// a text (chosen by a hash of the two words and the space between them).
+// A text holding a phrase holds the phrase's pairs, so it has every bit
+// of the phrase's mask.
+func pairMask(text string) uint16 {
+	var m uint16
+	prev := -1 // where the word before the current one begins
+	start := 0 // where the current word begins
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && text[i] != ' ' {
+			continue
+		}
+		if prev >= 0 && i > start {
+			h := uint32(2166136261) // FNV-1a of text[prev:i]
+			for _, b := range []byte(text[prev:i]) {
+				h = (h ^ uint32(b)) * 16777619
+			}
+			m |= 1 << (h % 16)
+		}
+		if i > start {
+			prev = start
+		}
+		start = i + 1
+	}
+	return m
+}
+
+// keepPairs keeps the ranks whose pairMask holds every bit of need, in
+// place.
+func (c *exploreCountry) keepPairs(ranks []uint32, need uint16) []uint32 {
+	out := ranks[:0]
+	for _, r := range ranks {
+		if c.pairs[r]&need == need {
 			out = append(out, r)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"net/url"
 	"path/filepath"
@@ -672,4 +673,30 @@ func TestExploreOneWordPages(t *testing.T) {
 		}
 	}
 	t.Logf("%d one-word queries walked", checked)
+}
+
+// TestPairMask: a text holding a phrase as whole words holds every bit of
+// the phrase's mask; a phrase of two words has one bit; a single word
+// none.
+func TestPairMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	words := []string{"a", "bb", "run", "shoe", "red", "x", "かばん"}
+	for range 2000 {
+		ws := make([]string, 1+rng.IntN(7))
+		for i := range ws {
+			ws[i] = words[rng.IntN(len(words))]
+		}
+		i := rng.IntN(len(ws))
+		j := i + 1 + rng.IntN(len(ws)-i)
+		text, phrase := strings.Join(ws, " "), strings.Join(ws[i:j], " ")
+		if m, p := pairMask(text), pairMask(phrase); m&p != p {
+			t.Fatalf("pairMask(%q) = %016b lacks bits of pairMask(%q) = %016b", text, m, phrase, p)
+		}
+	}
+	if m := pairMask("run shoe"); bits.OnesCount16(m) != 1 {
+		t.Errorf("pairMask of two words = %016b, want one bit", m)
+	}
+	if m := pairMask("shoe"); m != 0 {
+		t.Errorf("pairMask of one word = %016b, want none", m)
+	}
 }
