@@ -49,7 +49,7 @@ type exploreCountry struct {
 	text     string   // the keywords, back to back
 	off      []uint32 // keyword r is text[off[r]:off[r+1]]
 	extras   []string
-	slots    sync.Pool // of *groupScratch, for group=intent
+	slots    sync.Pool  // of *groupScratch, for group=intent
 	dense    denseLists // guards keyZones too
 	keyZones map[kw.ExploreSort]*keyZones
 	touched  atomic.Uint32 // see touchTexts
