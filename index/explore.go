@@ -1047,26 +1047,22 @@ type numFilter struct {
 
 func newNumFilter(q *kw.ExploreQuery, intent uint32) numFilter {
 	f := numFilter{intent: intent, cpcLo: math.MinInt64, cpcHi: math.MaxInt64, compLo: math.Inf(-1), compHi: math.Inf(1), wdsLo: math.MinInt64, wdsHi: math.MaxInt64}
-	if q.MinCPCMicros != nil {
-		f.cpc, f.cpcLo = true, *q.MinCPCMicros
-	}
-	if q.MaxCPCMicros != nil {
-		f.cpc, f.cpcHi = true, *q.MaxCPCMicros
-	}
-	if q.MinCompetition != nil {
-		f.comp, f.compLo = true, *q.MinCompetition
-	}
-	if q.MaxCompetition != nil {
-		f.comp, f.compHi = true, *q.MaxCompetition
-	}
-	if q.MinWords != nil {
-		f.wds, f.wdsLo = true, *q.MinWords
-	}
-	if q.MaxWords != nil {
-		f.wds, f.wdsHi = true, *q.MaxWords
-	}
+	setBound(q.MinCPCMicros, &f.cpc, &f.cpcLo)
+	setBound(q.MaxCPCMicros, &f.cpc, &f.cpcHi)
+	setBound(q.MinCompetition, &f.comp, &f.compLo)
+	setBound(q.MaxCompetition, &f.comp, &f.compHi)
+	setBound(q.MinWords, &f.wds, &f.wdsLo)
+	setBound(q.MaxWords, &f.wds, &f.wdsHi)
 	f.any = f.cpc || f.comp || f.wds || intent != math.MaxUint32
 	return f
+}
+
+// setBound copies a bound that is set into dst and marks its metric as
+// bounded.
+func setBound[T int64 | float64](p *T, on *bool, dst *T) {
+	if p != nil {
+		*on, *dst = true, *p
+	}
 }
 
 // keep keeps the ranks that pass f, in place. A keyword without a number
