@@ -613,53 +613,58 @@ func cmpKeys(ma bool, va int64, mb bool, vb int64, desc bool) int {
 	return 1
 }
 
-func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listFetch) (kw.ExploreResult, error) {
-	var res kw.ExploreResult
-	// Candidates: every word of q.
+// candidates are what a query's lists leave: the keywords that may match,
+// and what only their texts can tell.
+type candidates struct {
+	ranks rankList
+	// verify: terms of q the text must hold; checkInclude: include
+	// terms one of which it must hold; checkExclude: terms it must not
+	// hold (languages written without spaces).
+	verify, checkInclude, checkExclude []string
+}
+
+// candidates reads and combines q's lists; ok is false when one of them
+// leaves nothing.
+func (c *exploreCountry) candidates(q *kw.ExploreQuery, fetch listFetch) (cs candidates, ok bool, err error) {
 	var lists []rankList
-	var verify []string // terms the text must confirm (no-space languages)
 	for _, w := range slices.Compact(slices.Sorted(slices.Values(q.Words))) {
 		l, check, err := c.termCandidates(w, fetch)
-		if err != nil {
-			return res, err
-		}
-		if l.n == 0 {
-			return res, nil
+		if err != nil || l.n == 0 {
+			return cs, false, err
 		}
 		lists = append(lists, l)
 		if check {
-			verify = append(verify, w)
+			cs.verify = append(cs.verify, w)
 		}
 	}
-	var exclude rankList
-	var checkInclude, checkExclude []string
 	if len(q.Include) > 0 {
 		var ls []rankList
 		for _, w := range q.Include {
 			l, check, err := c.termCandidates(w, fetch)
 			if err != nil {
-				return res, err
+				return cs, false, err
 			}
 			ls = append(ls, l)
 			if check || c.noSpace {
-				checkInclude = q.Include
+				cs.checkInclude = q.Include
 			}
 		}
 		include := unionLists(ls, c.n)
 		if include.n == 0 {
-			return res, nil
+			return cs, false, nil
 		}
 		lists = append(lists, include)
 	}
+	var exclude rankList
 	if len(q.Exclude) > 0 {
 		if c.noSpace {
-			checkExclude = q.Exclude
+			cs.checkExclude = q.Exclude
 		} else {
 			var ls []rankList
 			for _, w := range q.Exclude {
 				l, _, err := c.termCandidates(w, fetch)
 				if err != nil {
-					return res, err
+					return cs, false, err
 				}
 				ls = append(ls, l)
 			}
@@ -668,22 +673,29 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	}
 	if q.Mode == kw.ModeQuestions {
 		qs, err := c.questionList(fetch)
-		if err != nil {
-			return res, err
-		}
-		if qs.n == 0 {
-			return res, nil
+		if err != nil || qs.n == 0 {
+			return cs, false, err
 		}
 		lists = append(lists, qs)
 	}
-	cands := intersectLists(lists)
+	cs.ranks = intersectLists(lists)
 	// The volume bounds are a window of ranks; exclude leaves the rest.
-	if lo, hi := c.volumeWindow(&q); lo > 0 || hi < uint32(c.n) {
-		cands = cands.window(lo, hi)
+	if lo, hi := c.volumeWindow(q); lo > 0 || hi < uint32(c.n) {
+		cs.ranks = cs.ranks.window(lo, hi)
 	}
 	if exclude.n > 0 {
-		cands = cands.without(exclude)
+		cs.ranks = cs.ranks.without(exclude)
 	}
+	return cs, true, nil
+}
+
+func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listFetch) (kw.ExploreResult, error) {
+	var res kw.ExploreResult
+	cs, ok, err := c.candidates(&q, fetch)
+	if err != nil || !ok {
+		return res, err
+	}
+	cands, verify, checkInclude, checkExclude := cs.ranks, cs.verify, cs.checkInclude, cs.checkExclude
 	phrase := q.Mode == kw.ModePhrase && (len(q.Words) > 1 || c.noSpace && len(verify) > 0)
 	intent := uint32(math.MaxUint32)
 	if q.Intent != "" {
