@@ -215,6 +215,11 @@ func (h *handle) loadExplore(cc string) (*exploreCountry, error) {
 			c.pairs[r] = pairMask(c.kw(uint32(r)))
 		}
 	}
+	// The blocks' least and greatest values, made here rather than by the
+	// first query of each sort, which would wait for them.
+	for _, s := range []kw.ExploreSort{kw.SortVolume, kw.SortCPC, kw.SortCompetition, kw.SortWords} {
+		c.zones(s)
+	}
 	for i := range c.rankOf {
 		c.rankOf[i] = math.MaxUint32
 	}
@@ -932,7 +937,8 @@ type keyZones struct {
 	present, absent []bool
 }
 
-// zones returns the country's zones of sort key s, made on first use.
+// zones returns the country's zones of sort key s, made on first use
+// (the load makes those of every sort key).
 func (c *exploreCountry) zones(s kw.ExploreSort) *keyZones {
 	c.dense.mu.Lock()
 	defer c.dense.mu.Unlock()
