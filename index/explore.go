@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -197,6 +198,11 @@ func (h *handle) loadExplore(cc string) (*exploreCountry, error) {
 			_ = it.Close()
 			return nil, err
 		}
+		if r == exploreBlockLen {
+			// Size the texts from the first block's, with a margin, so
+			// that gigabytes are not copied as they grow.
+			text = slices.Grow(text, len(text)*(n/exploreBlockLen)*5/4)
+		}
 		if r, text, err = c.decodeBlock(v, r, text); err != nil {
 			_ = it.Close()
 			return nil, undecodable{err}
@@ -208,7 +214,7 @@ func (h *handle) loadExplore(cc string) (*exploreCountry, error) {
 	if r != n {
 		return nil, undecodable{fmt.Errorf("%w: the column blocks hold %d keywords, the meta record %d", errCorrupt, r, n)}
 	}
-	c.text = string(text)
+	c.text = unsafe.String(unsafe.SliceData(text), len(text)) // never written again
 	if !c.noSpace {
 		c.pairs = make([]uint16, n)
 		for r := range c.pairs {
