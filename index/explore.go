@@ -100,7 +100,7 @@ func (s *Store) Explore(ctx context.Context, q kw.ExploreQuery) (kw.ExploreResul
 		return kw.ExploreResult{}, kw.ErrNoIndex
 	}
 	defer s.release(h)
-	if h.explorer != exploreVersion {
+	if h.explorer != exploreVersion && h.explorer != explorePairsVersion {
 		return kw.ExploreResult{}, kw.ErrExploreUnavailable
 	}
 	res, err := h.exploreQuery(ctx, q)
@@ -137,6 +137,9 @@ func (h *handle) exploreQuery(ctx context.Context, q kw.ExploreQuery) (kw.Explor
 		return res, err
 	}
 	return c.run(ctx, q, func(kind byte, term string) (rankList, error) {
+		if kind == 'p' && h.explorer < explorePairsVersion {
+			return rankList{}, errNoPairs
+		}
 		return c.list(kind, term, func() ([]uint32, error) { return h.postings(q.Country, kind, term) })
 	})
 }
@@ -448,7 +451,11 @@ func (c *exploreCountry) termCandidates(term string, fetch listFetch) (rankList,
 	return intersectLists(lists), true, nil
 }
 
-// listFetch reads the postings of a word or a gram as a candidate list.
+// errNoPairs: the build has no postings of pairs of common words.
+var errNoPairs = errors.New("no pair postings in this build")
+
+// listFetch reads the postings of a word, a gram or a pair of words as a
+// candidate list.
 type listFetch func(kind byte, term string) (rankList, error)
 
 // list returns the postings of kind and term from the country's dense
@@ -632,12 +639,15 @@ type candidates struct {
 	// terms one of which it must hold; checkExclude: terms it must not
 	// hold (languages written without spaces).
 	verify, checkInclude, checkExclude []string
+	// phraseDone: the lists alone hold the phrase; no text is read for it.
+	phraseDone bool
 }
 
 // candidates reads and combines q's lists; ok is false when one of them
 // leaves nothing.
 func (c *exploreCountry) candidates(q *kw.ExploreQuery, fetch listFetch) (cs candidates, ok bool, err error) {
 	var lists []rankList
+	common := map[string]bool{}
 	for _, w := range slices.Compact(slices.Sorted(slices.Values(q.Words))) {
 		l, check, err := c.termCandidates(w, fetch)
 		if err != nil || l.n == 0 {
@@ -647,6 +657,29 @@ func (c *exploreCountry) candidates(q *kw.ExploreQuery, fetch listFetch) (cs can
 		if check {
 			cs.verify = append(cs.verify, w)
 		}
+		common[w] = l.n*exploreCommonShare >= c.n
+	}
+	if q.Mode == kw.ModePhrase && !c.noSpace && len(q.Words) > 1 {
+		// Each pair of adjacent common words of the phrase has postings
+		// of its own: exactly the keywords holding the pair.
+		pairs := 0
+		for i := 1; i < len(q.Words); i++ {
+			a, b := q.Words[i-1], q.Words[i]
+			if !common[a] || !common[b] {
+				continue
+			}
+			l, err := fetch('p', a+" "+b)
+			if errors.Is(err, errNoPairs) {
+				break
+			}
+			if err != nil || l.n == 0 {
+				return cs, false, err
+			}
+			lists = append(lists, l)
+			pairs++
+		}
+		// A phrase of two words is then exactly its pair's postings.
+		cs.phraseDone = len(q.Words) == 2 && pairs == 1
 	}
 	if len(q.Include) > 0 {
 		var ls []rankList
@@ -707,7 +740,7 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 		return res, err
 	}
 	cands, verify, checkInclude, checkExclude := cs.ranks, cs.verify, cs.checkInclude, cs.checkExclude
-	phrase := q.Mode == kw.ModePhrase && (len(q.Words) > 1 || c.noSpace && len(verify) > 0)
+	phrase := q.Mode == kw.ModePhrase && (len(q.Words) > 1 || c.noSpace && len(verify) > 0) && !cs.phraseDone
 	intent := uint32(math.MaxUint32)
 	if q.Intent != "" {
 		g, ok := c.groupID(q.Intent)

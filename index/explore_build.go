@@ -20,6 +20,8 @@ import (
 //	            language written without spaces (kw.NoSpaceLanguage)
 //	'm'         the country's meta record: counts, the language kind and
 //	            the intent leaders that are no keyword of the country
+//	'p' pair    postings of two common words adjacent in this order,
+//	            "first second" (not for a language written without spaces)
 //	'w' word    postings of a word, for the other languages
 //
 // A keyword's rank is its place in the default order (volume descending,
@@ -28,11 +30,23 @@ import (
 // text order (key order): ties of every other sort fall back to it.
 const exploreSep = 0x04
 
-// exploreVersion is the version of the explorer's tables, recorded in the
-// manifest (Manifest.Explore) and first in every value. A build without
-// it has no tables; a store refuses another version with
-// kw.ErrExploreUnavailable.
+// exploreVersion is the version of the explorer's values, first in every
+// one. A store refuses another with kw.ErrExploreUnavailable.
 const exploreVersion = 1
+
+// The manifest's Explore: 0 (or absent) for a build without the
+// explorer's tables; explorePairsVersion for one that also holds the
+// postings of pairs of adjacent common words ('p'), which a store uses
+// for phrases where it finds them and does without in a build of the
+// first version.
+const explorePairsVersion = 2
+
+// exploreCommonShare: a word in at least 1/exploreCommonShare of a
+// country's keywords is common, and every pair of adjacent common words
+// has postings of its own ('p'), so that a phrase of two common words,
+// which would otherwise check the text of millions of keywords, reads
+// one list.
+const exploreCommonShare = 32
 
 // exploreTables is whether builds write the explorer's tables; the
 // benchmark turns it off to measure what they cost.
@@ -53,7 +67,7 @@ func exploreManifestVersion() int {
 	if !exploreTables {
 		return 0
 	}
-	return exploreVersion
+	return explorePairsVersion
 }
 
 // appendExploreKey appends country, exploreSep, kind, rest.
@@ -92,6 +106,7 @@ type exploreBuilder struct {
 	kwWords []uint32 // the word ids of each keyword, back to back
 	kwOff   []uint32 // keyword i's are kwWords[kwOff[i]:kwOff[i+1]]
 	seen    []string
+	repeats []uint32 // ids of keywords holding a word twice, ascending
 	cache   *[wordCacheLen]wordSlot
 	// The first word of the last keyword, which the next one (in text
 	// order) most often shares.
@@ -153,6 +168,10 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 		eb.seen = keywordGrams(m.keyword, eb.seen, word)
 	} else {
 		eb.seen = keywordWords(m.keyword, eb.seen, word)
+		if len(eb.seen) != strings.Count(m.keyword, " ")+1 {
+			// Its words in order are not its distinct words in order.
+			eb.repeats = append(eb.repeats, uint32(len(eb.texts)-1))
+		}
 	}
 	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
 }
@@ -373,6 +392,10 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 		}
 	}
 	postings := eb.postings(order)
+	var pairs []pairPostings
+	if !noSpace {
+		pairs = eb.pairPostings(order)
+	}
 	kind := byte('w')
 	if noSpace {
 		kind = 'g'
@@ -396,6 +419,13 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 		return 0, err
 	}
 	if !noSpace {
+		for _, p := range pairs {
+			key, _ = appendExploreKey(key[:0], cc, 'p', p.text)
+			val = appendPostings(val[:0], p.ranks)
+			if err := tw.add(key, val); err != nil {
+				return 0, err
+			}
+		}
 		if err := eb.writePostings(ctx, tw, cc, kind, postings); err != nil {
 			return 0, err
 		}
@@ -403,6 +433,70 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 	nWords := len(eb.words)
 	*eb = exploreBuilder{}
 	return nWords, nil
+}
+
+// pairPostings are the ranks holding two common words adjacent, "a b".
+type pairPostings struct {
+	text  string
+	ranks []uint32
+}
+
+// pairPostings returns the postings of every pair of adjacent common
+// words, sorted by their text.
+func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
+	n := len(eb.texts)
+	common := make([]bool, len(eb.words))
+	nCommon := 0
+	for id, c := range eb.wcount {
+		if int(c)*exploreCommonShare >= n {
+			common[id] = true
+			nCommon++
+		}
+	}
+	if nCommon == 0 {
+		return nil
+	}
+	lists := map[uint64][]uint32{}
+	add := func(a, b uint32, r int) {
+		k := uint64(a)<<32 | uint64(b)
+		l := lists[k]
+		if len(l) == 0 || l[len(l)-1] != uint32(r) {
+			lists[k] = append(l, uint32(r))
+		}
+	}
+	var seq []uint32
+	for r, id := range order {
+		ids := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]
+		if _, rep := slices.BinarySearch(eb.repeats, id); rep {
+			// The words in order, repeats and all: a common word
+			// repeated is a pair too.
+			seq = seq[:0]
+			for w := range strings.SplitSeq(eb.texts[id], " ") {
+				seq = append(seq, eb.wordID[w])
+			}
+			ids = seq
+		}
+		k := 0
+		for _, w := range ids {
+			if common[w] {
+				k++
+			}
+		}
+		if k < 2 {
+			continue
+		}
+		for i := 1; i < len(ids); i++ {
+			if common[ids[i-1]] && common[ids[i]] {
+				add(ids[i-1], ids[i], r)
+			}
+		}
+	}
+	out := make([]pairPostings, 0, len(lists))
+	for k, l := range lists {
+		out = append(out, pairPostings{text: eb.words[k>>32] + " " + eb.words[uint32(k)], ranks: l})
+	}
+	slices.SortFunc(out, func(a, b pairPostings) int { return strings.Compare(a.text, b.text) })
+	return out
 }
 
 // wordPostings is every word's ranks, ascending, back to back.

@@ -358,6 +358,15 @@ func TestExploreMatchesBruteForce(t *testing.T) {
 			exploreMatchesBruteForce(t, openStore(t, data), corpora)
 		})
 	}
+	// A build of the first version, without the postings of pairs of
+	// common words: phrases are told by their texts alone.
+	t.Run("first version", func(t *testing.T) {
+		id := readCurrent(t, data)
+		editManifest(t, filepath.Join(kw.IndexDir(data), id), func(s string) string {
+			return strings.Replace(s, `"explore": 2`, `"explore": 1`, 1)
+		})
+		exploreMatchesBruteForce(t, openStore(t, data), corpora)
+	})
 }
 
 func exploreMatchesBruteForce(t *testing.T, s *Store, corpora map[string]exploreCorpus) {
@@ -450,13 +459,13 @@ func TestExploreNoTables(t *testing.T) {
 	data := t.TempDir()
 	simpleLake(t, data, "2026-11-21", "us", 10, 5)
 	m := buildIndex(t, data, "2026-11-21")
-	if m.Explore != exploreVersion {
-		t.Fatalf("manifest explore version %d, want %d", m.Explore, exploreVersion)
+	if m.Explore != explorePairsVersion {
+		t.Fatalf("manifest explore version %d, want %d", m.Explore, explorePairsVersion)
 	}
 	// An older build: the same, with the manifest saying nothing of
 	// explorer tables.
 	editManifest(t, filepath.Join(kw.IndexDir(data), m.BuildID), func(s string) string {
-		return strings.Replace(s, `"explore": 1`, `"explore_was": 1`, 1)
+		return strings.Replace(s, `"explore": 2`, `"explore_was": 2`, 1)
 	})
 	s := openStore(t, data)
 	q, err := kw.ParseExploreQuery(url.Values{"country": {"us"}, "q": {"kw"}})
