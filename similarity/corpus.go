@@ -222,6 +222,9 @@ func (s *shardedInterner) close() (int, shardIDs, error) {
 	if uint64(n) >= 1<<32 {
 		return 0, ids, fmt.Errorf("cannot index %d distinct URLs; at most 2³²-1", n)
 	}
+	// The tables (2 GiB at 10M keywords) are garbage from here, before
+	// the corpus is built beside them.
+	s.tables = nil
 	return n, ids, nil
 }
 
