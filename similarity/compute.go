@@ -311,7 +311,7 @@ func (e *engine) cluster(fwd [][]uint32) ([]uint32, []uint32, int) {
 func (e *engine) dropSearch() {
 	e.lURL, e.pOff, e.pKw = nil, nil, nil
 	e.gMask, e.gOff, e.gKw, e.hOff, e.hGrp = nil, nil, nil, nil, nil
-	e.hkOff, e.hkKw, e.hkVol, e.hkOne = nil, nil, nil, nil
+	e.hkOff, e.hk, e.hkKey = nil, nil, nil
 	e.meta, e.vol = nil, nil
 }
 

@@ -222,6 +222,9 @@ func (s *shardedInterner) close() (int, shardIDs, error) {
 	if uint64(n) >= 1<<32 {
 		return 0, ids, fmt.Errorf("cannot index %d distinct URLs; at most 2³²-1", n)
 	}
+	// The tables (2 GiB at 10M keywords) are garbage from here, before
+	// the corpus is built beside them.
+	s.tables = nil
 	return n, ids, nil
 }
 
@@ -303,17 +306,28 @@ func (b *corpusBuilder) build(nURL int, ids shardIDs) (*corpus, error) {
 		}
 	}
 	b.urls, b.runs = nil, nil
-	// Drop duplicates in place; lastSeen[u] holds 1+the last keyword with u.
-	lastSeen := bigSlice[uint32](nURL)
+	// Drop duplicates in place, and number the URLs in order of first
+	// appearance: the interner's ids depend on its hash seeds, which
+	// change with every process, and the ids order the hubs and light
+	// URLs of equal df, hence which keywords the light pass cuts and
+	// the hub groups, so logged counters would vary between runs of one
+	// lake (the rows never did). seen[u] holds 1+the last keyword with
+	// u and 1+u's new id, in one cache line.
+	seen := bigSlice[[2]uint32](nURL)
+	next := uint32(0)
 	w := uint32(0)
 	start := uint32(0)
 	for i := 0; i < n; i++ {
 		end := off[i+1]
 		for _, u := range urls[start:end] {
-			u = ids.dense(u)
-			if lastSeen[u] != uint32(i)+1 {
-				lastSeen[u] = uint32(i) + 1
-				urls[w] = u
+			s := &seen[ids.dense(u)]
+			if s[0] != uint32(i)+1 {
+				if s[0] == 0 {
+					next++
+					s[1] = next
+				}
+				s[0] = uint32(i) + 1
+				urls[w] = s[1] - 1
 				w++
 			}
 		}

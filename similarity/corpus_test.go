@@ -61,8 +61,11 @@ func TestURLInternerKeepsHashBits(t *testing.T) {
 }
 
 // TestReadSERPsShards checks the corpus read from a lake of several row
-// groups: the same sets as newCorpus builds from the same SERPs, whatever
-// the number of interning shards, up to the naming of the URL ids.
+// groups: the same sets as newCorpus builds from the same SERPs, with the
+// same URL ids (numbered by first appearance), whatever the number of
+// interning shards and their hash seeds, which change with every run: the
+// ids order the hubs and light URLs of equal df, so the logged counters
+// depend on them.
 func TestReadSERPsShards(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	kws, serps := randomCorpus(rng, 40_000, 60_000)
@@ -86,29 +89,14 @@ func TestReadSERPsShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	canon(want)
 	day, _ := time.Parse(kw.DateLayout, date)
-	for _, workers := range []int{1, 2, 3, 8} {
+	for _, workers := range []int{1, 2, 3, 8, 8} {
 		got, withSERP, err := readSERPs(context.Background(), RunOptions{Data: data, MaxAgeDays: 30, Options: Options{Workers: workers}}, "us", day, sk, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
-		canon(got)
 		if got.nURL != want.nURL || !slices.Equal(got.off, want.off) || !slices.Equal(got.urls, want.urls) || withSERP == 0 {
-			t.Fatalf("%d workers: %d URLs, %d rows, %d with a SERP; want %d URLs, %d rows and the same sets", workers, got.nURL, len(got.urls), withSERP, want.nURL, len(want.urls))
+			t.Fatalf("%d workers: %d URLs, %d rows, %d with a SERP; want %d URLs, %d rows and the same sets and ids", workers, got.nURL, len(got.urls), withSERP, want.nURL, len(want.urls))
 		}
-	}
-}
-
-// canon renames c's URL ids in order of first appearance.
-func canon(c *corpus) {
-	name := make([]uint32, c.nURL)
-	next := uint32(0)
-	for i, u := range c.urls {
-		if name[u] == 0 {
-			next++
-			name[u] = next
-		}
-		c.urls[i] = name[u] - 1
 	}
 }

@@ -93,13 +93,18 @@ type engine struct {
 	gMask      []uint64 // w words per group
 	gOff, gKw  []uint32 // members by rank
 	hOff, hGrp []uint32 // groups holding each hub
-	// The keywords holding each hub, by rank, and their volumes beside
-	// them: the hub-only search walks them for candidates that share one
-	// hub with k (hubLists), and reading each one's volume from e.vol was
-	// three quarters of that walk.
-	hkOff, hkKw []uint32
-	hkVol       []uint64
-	hkOne       []bool // whether the member holds this hub only
+	// The keywords holding each hub, by rank, with their volumes and
+	// other hubs beside them: the hub-only search walks them for
+	// candidates that share one hub with k (hubLists). Reading each one's
+	// volume from e.vol was three quarters of that walk, and an entry
+	// holds all the walk reads of a member, so a front's start is one
+	// cache miss instead of one an array.
+	hkOff []uint32
+	hk    []hubEntry
+	// hkKey[b*(volKeys+1)+x]: how many of hub b's list have a volume key
+	// (volKey) of x or more, so the members of key x, the only ones that
+	// need comparing with k's volume, are a short stretch of the list.
+	hkKey []uint32
 	// byText lists ranks in text order: the output order.
 	byText []uint32
 
@@ -528,8 +533,23 @@ func (e *engine) buildGroups() {
 	}
 }
 
-// hubLists fills e.hkOff and e.hkKw: for each hub, the keywords holding
-// it in rank order (so by volume descending), a counting sort of the masks.
+// hubEntry is one keyword of a hub's list (engine.hk).
+type hubEntry struct {
+	vol uint64 // its smoothed volume
+	kw  uint32 // its rank
+	// other says which other hubs it holds: none (onlyHub), exactly one
+	// (that hub's bit), or two or more (manyHubs), so that the walk of
+	// level 1 reads a member's mask only in the last case.
+	other uint16
+}
+
+const (
+	onlyHub  = math.MaxUint16     // the member holds this hub only
+	manyHubs = math.MaxUint16 - 1 // the member holds two hubs or more besides
+)
+
+// hubLists fills e.hkOff and e.hk: for each hub, the keywords holding it
+// in rank order (so by volume descending), a counting sort of the masks.
 func (e *engine) hubLists() {
 	w := e.w
 	e.hkOff = make([]uint32, e.hubs+1)
@@ -542,20 +562,76 @@ func (e *engine) hubLists() {
 	for b := 0; b < e.hubs; b++ {
 		e.hkOff[b+1] += e.hkOff[b]
 	}
-	e.hkKw = bigSlice[uint32](int(e.hkOff[e.hubs]))
-	e.hkVol = bigSlice[uint64](int(e.hkOff[e.hubs]))
-	e.hkOne = bigSlice[bool](int(e.hkOff[e.hubs]))
+	e.hk = bigSlice[hubEntry](int(e.hkOff[e.hubs]))
 	fill := slices.Clone(e.hkOff[:e.hubs])
+	var held []int
 	for r := range e.n {
 		m := e.mask[r*w : r*w+w]
-		one := shared(m, m) == 1
-		forBits(m, func(b int) {
-			e.hkKw[fill[b]] = uint32(r)
-			e.hkVol[fill[b]] = e.vol[r]
-			e.hkOne[fill[b]] = one
+		held = held[:0]
+		forBits(m, func(b int) { held = append(held, b) })
+		for j, b := range held {
+			other := uint16(manyHubs)
+			switch len(held) {
+			case 1:
+				other = onlyHub
+			case 2:
+				if e.hubs < manyHubs {
+					other = uint16(held[1-j])
+				}
+			}
+			e.hk[fill[b]] = hubEntry{vol: e.vol[r], kw: uint32(r), other: other}
 			fill[b]++
-		})
+		}
 	}
+	e.hkKey = make([]uint32, e.hubs*(volKeys+1))
+	for b := range e.hubs {
+		es := e.hk[e.hkOff[b]:e.hkOff[b+1]]
+		at := e.hkKey[b*(volKeys+1) : (b+1)*(volKeys+1)]
+		// at[x] = the first position whose key is below x (keys descend).
+		p := len(es)
+		for x := 0; x <= volKeys; x++ {
+			for p > 0 && volKey(es[p-1].vol) < x {
+				p--
+			}
+			at[x] = uint32(p)
+		}
+	}
+}
+
+// volKeys is the number of values of volKey.
+const volKeys = 4 * 65
+
+// volKey is a coarse key of a volume that never decreases as the volume
+// grows: its bit length and the two bits after the leading one, so four
+// keys a doubling, about one a Keyword Planner bucket.
+func volKey(v uint64) int {
+	n := bits.Len64(v)
+	if n < 3 {
+		return 4 * n
+	}
+	return 4*n + int(v>>(n-3)&3)
+}
+
+// hubFirst is the first position in hub b's list (es) whose volume is at
+// most vk.
+func (e *engine) hubFirst(b int, es []hubEntry, vk uint64) int {
+	// Keys above vk's hold larger volumes and keys below it smaller ones:
+	// only the members of vk's own key are compared.
+	x := volKey(vk)
+	at := e.hkKey[b*(volKeys+1) : (b+1)*(volKeys+1)]
+	p, q := int(at[x+1]), int(at[x])
+	if p < q && es[p].vol <= vk {
+		return p
+	}
+	for p < q {
+		h := int(uint(p+q) >> 1)
+		if es[h].vol > vk {
+			p = h + 1
+		} else {
+			q = h
+		}
+	}
+	return p
 }
 
 func zero(m []uint64) bool {
@@ -610,6 +686,9 @@ type front struct {
 	g      uint32
 	pos    int32
 	step   int32 // -1 upward (higher volumes), +1 downward
+	// An upward front of a hub's list walks each run of equal volume in
+	// rank order, from start to end (exclusive), then the run above it.
+	start, end int32
 }
 
 // worker holds one goroutine's scratch space.
@@ -1197,65 +1276,150 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 // hub), and a member sharing more hubs, ranked on its own level, is passed
 // over. Walking a list costs the members near k's volume, where walking
 // the groups of level 1 cost a search of each group.
+//
+// Both fronts of a list meet each run of equal volume in rank order (the
+// upward one walks a run forward, then jumps to the start of the run
+// above), so a front whose member ranks below the K-th is done: every
+// member after it is as far in volume and later in rank, or farther. On
+// the Keyword Planner's rounded volumes a head hub's list holds thousands
+// of keywords of k's very volume, which the walk otherwise went through
+// to the end of the run.
 func (w *worker) walkHubs(k uint32, mk []uint64, hk int32) {
 	e := w.e
-	W := e.w
 	vk := e.vol[k]
 	fr := w.fronts[:0]
 	forBits(mk, func(b int) {
-		vs := e.hkVol[e.hkOff[b]:e.hkOff[b+1]]
+		es := e.hk[e.hkOff[b]:e.hkOff[b+1]]
 		// p: first member with volume <= v_k (members are by volume desc).
-		p, q := 0, len(vs)
-		for p < q {
-			h := int(uint(p+q) >> 1)
-			if vs[h] > vk {
-				p = h + 1
-			} else {
-				q = h
-			}
-		}
+		p := e.hubFirst(b, es, vk)
 		if p > 0 {
-			hi, lo := hiLo(vk, vs[p-1])
-			fr = append(fr, front{hi: hi, lo: lo, g: uint32(b), pos: int32(p - 1), step: -1})
+			s := e.hubFirst(b, es, es[p-1].vol)
+			hi, lo := hiLo(vk, es[s].vol)
+			fr = append(fr, front{hi: hi, lo: lo, g: uint32(b), pos: int32(s), step: -1, start: int32(s), end: int32(p)})
 		}
-		if p < len(vs) {
-			hi, lo := hiLo(vk, vs[p])
+		if p < len(es) {
+			hi, lo := hiLo(vk, es[p].vol)
 			fr = append(fr, front{hi: hi, lo: lo, g: uint32(b), pos: int32(p), step: 1})
 		}
 	})
+	if hk == 1 {
+		// One list, at most two fronts: the nearer one is the next, no heap.
+		w.walkOneHub(k, fr)
+		return
+	}
 	for i := len(fr)/2 - 1; i >= 0; i-- {
 		siftDown(fr, i)
 	}
-	K := e.opt.TopK
 	for len(fr) > 0 {
 		f := &fr[0]
-		if len(w.top) == K {
-			worst := &w.top[K-1]
-			if worst.o > 1 || (worst.o == 1 && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0) {
-				break
+		if w.levelOneDone(f) {
+			break
+		}
+		es := e.hk[e.hkOff[f.g]:e.hkOff[f.g+1]]
+		x := &es[f.pos]
+		more := !w.belowWorst(x.kw, f)
+		if more {
+			if x.kw != k && w.onlyShared(x, mk) && !w.isLight(x.kw) {
+				w.offer(cand{c: x.kw, o: 1, hi: f.hi, lo: f.lo})
 			}
+			more = e.hubStep(f, es, vk)
 		}
-		lo, hi := e.hkOff[f.g], e.hkOff[f.g+1]
-		i := lo + uint32(f.pos)
-		c := e.hkKw[i]
-		// k shares exactly this hub with a member that has no other, or
-		// with every member when k has no other; only the rest need their
-		// mask read (a random read that was a fifth of the walk).
-		if c != k && (hk == 1 || e.hkOne[i] || shared(mk, e.mask[int(c)*W:int(c)*W+W]) == 1) && !w.isLight(c) {
-			w.offer(cand{c: c, o: 1, hi: f.hi, lo: f.lo})
-		}
-		f.pos += f.step
-		if f.pos < 0 || uint32(f.pos) >= hi-lo {
+		if !more {
 			fr[0] = fr[len(fr)-1]
 			fr = fr[:len(fr)-1]
-		} else {
-			f.hi, f.lo = hiLo(vk, e.hkVol[lo+uint32(f.pos)])
 		}
 		if len(fr) > 0 {
 			siftDown(fr, 0)
 		}
 	}
 	w.fronts = fr[:0]
+}
+
+// walkOneHub is walkHubs for a k with a single hub, whose list has the
+// fronts fr (at most two): every member shares exactly that hub with k.
+func (w *worker) walkOneHub(k uint32, fr []front) {
+	e := w.e
+	vk := e.vol[k]
+	for len(fr) > 0 {
+		f := &fr[0]
+		if len(fr) == 2 && frontLess(&fr[1], f) {
+			f = &fr[1]
+		}
+		if w.levelOneDone(f) {
+			break
+		}
+		es := e.hk[e.hkOff[f.g]:e.hkOff[f.g+1]]
+		c := es[f.pos].kw
+		more := !w.belowWorst(c, f)
+		if more {
+			if c != k && !w.isLight(c) {
+				w.offer(cand{c: c, o: 1, hi: f.hi, lo: f.lo})
+			}
+			more = e.hubStep(f, es, vk)
+		}
+		if !more {
+			*f = fr[len(fr)-1]
+			fr = fr[:len(fr)-1]
+		}
+	}
+	w.fronts = fr[:0]
+}
+
+// belowWorst reports whether member c at front f, of level 1, ranks below
+// the K-th of a full top-K, which ends f's walk (see walkHubs).
+func (w *worker) belowWorst(c uint32, f *front) bool {
+	K := w.e.opt.TopK
+	if len(w.top) < K {
+		return false
+	}
+	return !better(&cand{c: c, o: 1, hi: f.hi, lo: f.lo}, &w.top[K-1])
+}
+
+// hubStep moves front f of a hub's list es to its next member and returns
+// whether there is one.
+func (e *engine) hubStep(f *front, es []hubEntry, vk uint64) bool {
+	f.pos++
+	if f.step > 0 {
+		if int(f.pos) >= len(es) {
+			return false
+		}
+	} else if f.pos >= f.end {
+		// The run is done: the run above ends where it started.
+		if f.start == 0 {
+			return false
+		}
+		f.end = f.start
+		f.start = int32(e.hubFirst(int(f.g), es, es[f.start-1].vol))
+		f.pos = f.start
+	}
+	f.hi, f.lo = hiLo(vk, es[f.pos].vol)
+	return true
+}
+
+// levelOneDone reports whether no member of level 1 at or after front f,
+// the nearest, can enter the full top-K.
+func (w *worker) levelOneDone(f *front) bool {
+	K := w.e.opt.TopK
+	if len(w.top) < K {
+		return false
+	}
+	worst := &w.top[K-1]
+	return worst.o > 1 || (worst.o == 1 && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0)
+}
+
+// onlyShared reports whether the member x of one of k's hub lists shares
+// that hub only with k (mask mk): its mask is read only when it holds two
+// other hubs or more, a random read that was a fifth of the walk.
+func (w *worker) onlyShared(x *hubEntry, mk []uint64) bool {
+	switch x.other {
+	case onlyHub:
+		return true
+	case manyHubs:
+		W := w.e.w
+		return shared(mk, w.e.mask[int(x.kw)*W:int(x.kw)*W+W]) == 1
+	default:
+		return mk[x.other/64]&(1<<(x.other%64)) == 0
+	}
 }
 
 func frontLess(a, b *front) bool { return cmpRatio(a.hi, a.lo, b.hi, b.lo) < 0 }

@@ -1,7 +1,9 @@
 package similarity
 
 import (
+	"math"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -36,14 +38,14 @@ func TestEngineSameOnEveryCore(t *testing.T) {
 			{"pOff", one.pOff, e.pOff}, {"pKw", one.pKw, e.pKw},
 			{"gOff", one.gOff, e.gOff}, {"gKw", one.gKw, e.gKw},
 			{"hOff", one.hOff, e.hOff}, {"hGrp", one.hGrp, e.hGrp},
-			{"hkOff", one.hkOff, e.hkOff}, {"hkKw", one.hkKw, e.hkKw},
+			{"hkOff", one.hkOff, e.hkOff},
 		} {
 			if !slices.Equal(a.a, a.b) {
 				t.Errorf("%d workers: %s differs from one worker's", workers, a.name)
 			}
 		}
-		if !slices.Equal(one.mask, e.mask) || !slices.Equal(one.gMask, e.gMask) || !slices.Equal(one.meta, e.meta) {
-			t.Errorf("%d workers: masks or kmeta differ from one worker's", workers)
+		if !slices.Equal(one.mask, e.mask) || !slices.Equal(one.gMask, e.gMask) || !slices.Equal(one.meta, e.meta) || !slices.Equal(one.hk, e.hk) {
+			t.Errorf("%d workers: masks, kmeta or hub lists differ from one worker's", workers)
 		}
 	}
 }
@@ -91,6 +93,47 @@ func checkEngine(t *testing.T, e *engine) {
 		for _, r := range m {
 			if !slices.Equal(e.mask[int(r)*w:int(r)*w+w], gm) {
 				t.Fatalf("group %d: member %d has another mask", g, r)
+			}
+		}
+	}
+	// Each hub's list: its keywords by rank, each one's volume, and which
+	// other hubs it holds.
+	for b := 0; b < e.hubs; b++ {
+		es := e.hk[e.hkOff[b]:e.hkOff[b+1]]
+		var want []uint32
+		for r := range e.n {
+			if e.mask[r*w+b/64]&(1<<(b%64)) != 0 {
+				want = append(want, uint32(r))
+			}
+		}
+		if len(es) != len(want) {
+			t.Fatalf("hub %d: list of %d keywords; %d hold it", b, len(es), len(want))
+		}
+		for j, x := range es {
+			m := e.mask[int(x.kw)*w : int(x.kw)*w+w]
+			var others []int
+			forBits(m, func(o int) {
+				if o != b {
+					others = append(others, o)
+				}
+			})
+			other := uint16(manyHubs)
+			switch len(others) {
+			case 0:
+				other = onlyHub
+			case 1:
+				other = uint16(others[0])
+			}
+			if x.kw != want[j] || x.vol != e.vol[x.kw] || x.other != other {
+				t.Fatalf("hub %d, entry %d: %+v, want keyword %d, volume %d, other %d", b, j, x, want[j], e.vol[want[j]], other)
+			}
+		}
+		for _, x := range es {
+			for _, v := range []uint64{x.vol - 1, x.vol, x.vol + 1, 0, 1, math.MaxUint64} {
+				want := sort.Search(len(es), func(i int) bool { return es[i].vol <= v })
+				if got := e.hubFirst(b, es, v); got != want {
+					t.Fatalf("hub %d: first member of volume at most %d at %d, want %d", b, v, got, want)
+				}
 			}
 		}
 	}
@@ -158,5 +201,28 @@ func TestCountTable(t *testing.T) {
 		if slices.ContainsFunc(tab.slot[:cap(tab.slot)], func(s uint64) bool { return s != 0 }) {
 			t.Fatalf("round %d: the table is not empty after its touched slots are cleared", round)
 		}
+	}
+}
+
+// volKey must never decrease as the volume grows, over every bit length.
+func TestVolKey(t *testing.T) {
+	last := -1
+	for n := 0; n <= 64; n++ {
+		for _, v := range []uint64{1<<n - 1, 1 << n, 1<<n + 1, 3 << n >> 1, 7 << n >> 2} {
+			if n == 64 && v == 0 {
+				continue
+			}
+			if k := volKey(v); k < 0 || k >= volKeys {
+				t.Fatalf("volKey(%d) = %d, outside [0, %d)", v, k, volKeys)
+			}
+		}
+	}
+	vs := []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 20, 21, 30, 31, 1000, 1001, 1 << 40, 1<<40 + 1<<39, math.MaxUint64 - 1, math.MaxUint64}
+	for _, v := range vs {
+		k := volKey(v)
+		if k < last {
+			t.Fatalf("volKey(%d) = %d, below the key of a smaller volume (%d)", v, k, last)
+		}
+		last = k
 	}
 }

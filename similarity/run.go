@@ -285,6 +285,12 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(kws) >= 1<<20 {
+		// The URL tables are garbage now (2 GiB at 10M keywords): return
+		// them before build allocates its pass's array (8 bytes a URL)
+		// beside the rows, or they set the peak.
+		debug.FreeOSMemory()
+	}
 	c, err := b.build(nURL, ids)
 	return c, withSERP, err
 }
