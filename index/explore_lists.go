@@ -24,6 +24,9 @@ type rankList struct {
 	ranks []uint32 // ascending; nil when dense
 	bits  []uint64 // bit r%64 of word r/64; nil when sparse
 	n     int      // entries
+	// own: the bitmap is the query's own, to change in place (a kept
+	// list's is shared by every query).
+	own bool
 }
 
 func (l *rankList) dense() bool { return l.bits != nil }
@@ -66,8 +69,11 @@ func (l rankList) window(lo, hi uint32) rankList {
 		r := l.ranks[i:j]
 		return rankList{ranks: r, n: len(r)}
 	}
-	out := make([]uint64, len(l.bits))
-	copy(out[lo>>6:], l.bits[lo>>6:(hi+63)>>6])
+	out := l.bits
+	if !l.own {
+		out = make([]uint64, len(l.bits))
+		copy(out[lo>>6:], l.bits[lo>>6:(hi+63)>>6])
+	}
 	return bitsList(clipBits(out, lo, hi))
 }
 
@@ -88,12 +94,13 @@ func clipBits(b []uint64, lo, hi uint32) []uint64 {
 	return b
 }
 
+// bitsList is the query's own bitmap b as a list.
 func bitsList(b []uint64) rankList {
 	n := 0
 	for _, w := range b {
 		n += bits.OnesCount64(w)
 	}
-	return rankList{bits: b, n: n}
+	return rankList{bits: b, n: n, own: true}
 }
 
 // intersectLists returns the ranks in every list. The lists are left as
@@ -130,7 +137,7 @@ func intersectLists(lists []rankList) rankList {
 		for _, w := range out {
 			n += bits.OnesCount64(w)
 		}
-		return rankList{bits: out, n: n}
+		return rankList{bits: out, n: n, own: true}
 	}
 	out := slices.Clone(sparse[0].ranks)
 	for _, l := range sparse[1:] {
@@ -234,7 +241,10 @@ func (l *rankList) firstFrom(dst []uint32, from uint32, k int) []uint32 {
 // is dense (a sparse l is the query's own and is changed in place).
 func (l rankList) without(ex rankList) rankList {
 	if l.bits != nil {
-		out := slices.Clone(l.bits)
+		out := l.bits
+		if !l.own {
+			out = slices.Clone(l.bits)
+		}
 		if ex.bits != nil {
 			for i, w := range ex.bits {
 				out[i] &^= w
