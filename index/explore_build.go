@@ -107,6 +107,7 @@ type exploreBuilder struct {
 	kwOff   []uint32 // keyword i's are kwWords[kwOff[i]:kwOff[i+1]]
 	seen    []string
 	repeats []uint32 // ids of keywords holding a word twice, ascending
+	expect  int      // the keywords expected, 0 if not known
 	cache   *[wordCacheLen]wordSlot
 	// The first word of the last keyword, which the next one (in text
 	// order) most often shares.
@@ -121,7 +122,8 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 	eb := &exploreBuilder{
 		texts: make([]string, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
 		vol: make([]int64, 0, n), cpc: make([]int64, 0, n), comp: make([]float64, 0, n), has: make([]uint8, 0, n),
-		wordID: map[string]uint32{}, kwWords: make([]uint32, 0, 4*n), kwOff: make([]uint32, 1, n+1),
+		wordID: map[string]uint32{}, kwWords: make([]uint32, 0, 4*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
+		expect: n,
 	}
 	if c, ok := kw.LookupCountry(cc); ok {
 		eb.noSpace = kw.NoSpaceLanguage(c.LanguageCode)
@@ -174,7 +176,16 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 		}
 	}
 	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
+	if len(eb.texts) == wordsSample && eb.expect > wordsSample {
+		// Size the word ids from the first keywords' count of words, so
+		// that hundreds of MiB are not copied as they grow.
+		eb.kwWords = slices.Grow(eb.kwWords, len(eb.kwWords)/wordsSample*(eb.expect-wordsSample)*11/10)
+	}
 }
+
+// wordsSample is the number of keywords after which the builder sizes
+// its word ids from theirs.
+const wordsSample = 1 << 16
 
 // wordCacheLen is the number of slots of exploreBuilder's word cache.
 const wordCacheLen = 8192
