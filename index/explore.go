@@ -123,7 +123,7 @@ func (h *handle) exploreQuery(ctx context.Context, q kw.ExploreQuery) (kw.Explor
 	if err != nil || c == nil {
 		return kw.ExploreResult{}, err
 	}
-	if kind, term, ok := c.oneList(&q); ok {
+	if kind, term, ok := c.oneList(&q, h.explorer >= explorePairsVersion); ok {
 		key, ok := appendExploreKey(nil, q.Country, kind, term)
 		if !ok {
 			return kw.ExploreResult{}, nil
@@ -1184,11 +1184,21 @@ func (c *exploreCountry) cmpAfter(q *kw.ExploreQuery, r uint32) int {
 // list as it stands: one word with an exact list, no other condition, the
 // default order. Its total is the list's count and its page the first
 // entries after the cursor, so it reads only as far as its page.
-func (c *exploreCountry) oneList(q *kw.ExploreQuery) (kind byte, term string, ok bool) {
-	if q.GroupIntent || q.Sort != kw.SortVolume || !q.Desc || q.Mode == kw.ModeQuestions || len(q.Words) != 1 ||
+//
+// A phrase of two common words is one list too, its pair's, in a build
+// that has them (pairs), once both words' lists are kept: whether a word
+// is common is known from its kept list without reading it again.
+func (c *exploreCountry) oneList(q *kw.ExploreQuery, pairs bool) (kind byte, term string, ok bool) {
+	if q.GroupIntent || q.Sort != kw.SortVolume || !q.Desc || q.Mode == kw.ModeQuestions ||
 		len(q.Include) > 0 || len(q.Exclude) > 0 || q.Intent != "" ||
 		q.MinVolume != nil || q.MaxVolume != nil || q.MinCPCMicros != nil || q.MaxCPCMicros != nil ||
 		q.MinCompetition != nil || q.MaxCompetition != nil || q.MinWords != nil || q.MaxWords != nil {
+		return 0, "", false
+	}
+	if len(q.Words) == 2 && q.Mode == kw.ModePhrase && pairs && !c.noSpace && c.keptCommon(q.Words[0]) && c.keptCommon(q.Words[1]) {
+		return 'p', q.Words[0] + " " + q.Words[1], true
+	}
+	if len(q.Words) != 1 {
 		return 0, "", false
 	}
 	if !c.noSpace {
@@ -1198,6 +1208,14 @@ func (c *exploreCountry) oneList(q *kw.ExploreQuery) (kind byte, term string, ok
 		return 'g', q.Words[0], true
 	}
 	return 0, "", false
+}
+
+// keptCommon reports whether word w's list is kept and common.
+func (c *exploreCountry) keptCommon(w string) bool {
+	c.dense.mu.Lock()
+	l, ok := c.dense.m["w"+w]
+	c.dense.mu.Unlock()
+	return ok && l.n*exploreCommonShare >= c.n
 }
 
 // headPage answers a oneList query from the head of its postings value v.

@@ -709,3 +709,64 @@ func TestPairMask(t *testing.T) {
 		t.Errorf("pairMask of one word = %016b, want none", m)
 	}
 }
+
+// TestExplorePhraseOfCommonWords: a phrase of two common words is
+// answered from its pair's postings once both words' lists are kept (the
+// second query on), and walks to the same rows as a brute-force filter,
+// on every page.
+func TestExplorePhraseOfCommonWords(t *testing.T) {
+	s, corpora := exploreCorpora(t, 3)
+	c := corpora["US"]
+	ctx := context.Background()
+	checked := 0
+	for _, phrase := range []string{"shoes shoes", "how shoes", "shoes running", "running shoes", "red shoes", "what red", "shoes w0"} {
+		for round := range 2 {
+			v := url.Values{"country": {"US"}, "q": {phrase}, "mode": {"phrase"}, "limit": {"7"}}
+			q, err := kw.ParseExploreQuery(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRows, _ := bruteExplore(c, q)
+			var got []string
+			for page := 0; ; page++ {
+				res, err := s.Explore(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Total != int64(len(wantRows)) {
+					t.Fatalf("%q round %d page %d: total %d, want %d", phrase, round, page, res.Total, len(wantRows))
+				}
+				for _, r := range res.Rows {
+					got = append(got, rowString(r))
+				}
+				if res.NextCursor == "" || page > 500 {
+					break
+				}
+				v.Set("cursor", res.NextCursor)
+				if q, err = kw.ParseExploreQuery(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var want []string
+			for _, r := range wantRows {
+				want = append(want, rowString(r))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q round %d:\n got %q\nwant %q", phrase, round, got, want)
+			}
+			checked += len(want)
+		}
+	}
+	h := s.acquire()
+	defer s.release(h)
+	ec, err := h.exploreCountry("US")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ec.keptCommon("shoes") {
+		t.Fatal(`"shoes" is not kept as a common word: the pair path was not taken`)
+	}
+	if checked < 20 {
+		t.Fatalf("only %d rows checked", checked)
+	}
+}
