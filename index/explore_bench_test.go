@@ -286,7 +286,7 @@ func TestExploreBench(t *testing.T) {
 		{"phrase", url.Values{"q": {common + " " + second}, "mode": {"phrase"}}},
 		{"questions", url.Values{"q": {common}, "mode": {"questions"}}},
 	}
-	worst := time.Duration(0)
+	worst, worstGroups := time.Duration(0), time.Duration(0)
 	for _, k := range kinds {
 		for _, variant := range []struct {
 			name string
@@ -311,11 +311,16 @@ func TestExploreBench(t *testing.T) {
 				}
 				total = res.Total
 			})
-			worst = max(worst, st.p99)
+			if variant.name == " group=intent" {
+				worstGroups = max(worstGroups, st.p99)
+			} else {
+				worst = max(worst, st.p99)
+			}
 			fmt.Printf("%-44s %10s %10s %8.1f %10d\n", k.name+variant.name, st.p50, st.p99, float64(st.p50)/float64(lookup.p50), total)
 		}
 	}
-	fmt.Printf("worst p99 of the set: %s\n", worst)
+	fmt.Printf("worst p99 of the set (each kind plain, with filters, sorted; goal at 10M: under 50ms): %s\n", worst)
+	fmt.Printf("worst p99 of group=intent (beside the set): %s\n", worstGroups)
 }
 
 type runStats struct{ p50, p99 time.Duration }
@@ -385,7 +390,7 @@ func BenchmarkExploreBuilder(b *testing.B) {
 			}
 			eb.add(leader, newMember(k, i64(int64(rng.IntN(10000))), i64(1), 0), 0.5, true)
 		}
-		if _, err := writeTables(context.Background(), set, func(tw *tableWriter) (int, error) { return eb.write(context.Background(), tw, "US") }); err != nil {
+		if _, err := eb.write(context.Background(), set, "US"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,9 +3,11 @@ package index
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/kwdata/kwdata/kw"
@@ -345,22 +347,42 @@ func keywordGrams(text string, seen []string, fn func(g string)) []string {
 	return seen
 }
 
-// write appends the country's explorer tables to tw in key order and
-// returns the number of postings lists.
-func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string) (int, error) {
-	n := len(eb.texts)
-	noSpace := eb.noSpace
+// write writes the country's explorer tables into tables of set and
+// returns the number of postings lists. The column blocks and the lists
+// have key ranges of their own ('c'; 'g' to 'w'), so they are written on
+// two goroutines, into tables of their own: at the end of a country's
+// keywords, when the rest of the build is mostly done.
+func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (int, error) {
 	order := eb.rankOrder()
-	// Groups: a leader that is a keyword of the country is its id; any
-	// other is n plus its place in extras, in the order the ranks first
-	// meet it. The leaders are found among the keywords by one walk of
-	// both in text order.
+	group, extras := eb.groups(order)
+	var colErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, colErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
+			return 0, eb.writeColumns(ctx, tw, cc, order, group)
+		})
+	})
+	n, err := writeTables(ctx, set, func(tw *tableWriter) (int, error) {
+		return eb.writeLists(ctx, tw, cc, order, extras)
+	})
+	wg.Wait()
+	*eb = exploreBuilder{}
+	return n, errors.Join(colErr, err)
+}
+
+// groups returns each rank's intent group: a leader that is a keyword of
+// the country is its id; any other is n plus its place in extras, in the
+// order the ranks first meet it. The leaders are found among the
+// keywords by one walk of both in text order.
+func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []string) {
+	n := len(eb.texts)
 	found := eb.findLeaders()
-	var extras []string
-	groupOf := func(id int) uint32 {
+	group = make([]uint32, n)
+	for r, id := range order {
 		l := eb.leader[id]
 		if l == 0 {
-			return uint32(id)
+			group[r] = id
+			continue
 		}
 		g := found[l-1]
 		if g == math.MaxUint32 {
@@ -368,12 +390,18 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 			extras = append(extras, eb.leaders[l-1])
 			found[l-1] = g
 		}
-		return g
+		group[r] = g
 	}
+	return group, extras
+}
+
+// writeColumns writes the column blocks ('c').
+func (eb *exploreBuilder) writeColumns(ctx context.Context, tw *tableWriter, cc string, order, group []uint32) error {
+	n := len(eb.texts)
 	var key, val []byte
 	for start := 0; start < n; start += exploreBlockLen {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return err
 		}
 		end := min(start+exploreBlockLen, n)
 		val = append(val[:0], exploreVersion)
@@ -392,16 +420,25 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 			if h&hasCompetition != 0 {
 				val = binary.LittleEndian.AppendUint64(val, math.Float64bits(eb.comp[id]))
 			}
-			val = binary.AppendUvarint(val, uint64(groupOf(id)))
+			val = binary.AppendUvarint(val, uint64(group[r]))
 			val = appendString(val, eb.texts[id])
 		}
 		var blk [4]byte
 		binary.BigEndian.PutUint32(blk[:], uint32(start/exploreBlockLen))
 		key, _ = appendExploreKey(key[:0], cc, 'c', string(blk[:]))
 		if err := tw.add(key, val); err != nil {
-			return 0, err
+			return err
 		}
 	}
+	return nil
+}
+
+// writeLists writes the grams' postings ('g', for a language written
+// without spaces), the meta record ('m'), the pairs' postings ('p') and
+// the words' ('w'), and returns the number of postings lists.
+func (eb *exploreBuilder) writeLists(ctx context.Context, tw *tableWriter, cc string, order []uint32, extras []string) (int, error) {
+	n := len(eb.texts)
+	noSpace := eb.noSpace
 	postings := eb.postings(order)
 	var pairs []pairPostings
 	if !noSpace {
@@ -414,6 +451,7 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 			return 0, err
 		}
 	}
+	var key, val []byte
 	val = append(val[:0], exploreVersion)
 	val = binary.AppendUvarint(val, uint64(n))
 	if noSpace {
@@ -441,9 +479,7 @@ func (eb *exploreBuilder) write(ctx context.Context, tw *tableWriter, cc string)
 			return 0, err
 		}
 	}
-	nWords := len(eb.words)
-	*eb = exploreBuilder{}
-	return nWords, nil
+	return len(eb.words) + len(pairs), nil
 }
 
 // pairPostings are the ranks holding two common words adjacent, "a b".

@@ -120,9 +120,9 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 		if !exploreTables {
 			return
 		}
-		s.nPostings, s.exploreErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
-			return eb.write(ctx, tw, cc)
-		})
+		if s.exploreErr = ctx.Err(); s.exploreErr == nil {
+			s.nPostings, s.exploreErr = eb.write(ctx, set, cc)
+		}
 	}()
 	return s
 }
