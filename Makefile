@@ -106,12 +106,13 @@ bench-build-index-10m: build
 # The keyword explorer (docs/perf/explore.md): build-index with and without
 # its tables, then p50/p99 of each query kind beside a lookup of the same
 # build, at 1M keywords (10M: bench-explore-10m). KW_BENCH_DIR keeps the
-# lake (default: a temporary folder).
+# lake for the next run (default: a temporary folder); KW_BENCH_BUILDS=0
+# then queries the build it left without building again.
 bench-explore:
-	go test -count=1 -v -timeout 2h -run '^TestExploreBench$$' ./index/ -args -explore.keywords=$${KW_BENCH_KEYWORDS:-1000000}
+	go test -count=1 -v -timeout 2h -run '^TestExploreBench$$' ./index/ -args -explore.keywords=$${KW_BENCH_KEYWORDS:-1000000} -explore.builds=$${KW_BENCH_BUILDS:-3}
 
 bench-explore-10m:
-	go test -count=1 -v -timeout 6h -run '^TestExploreBench$$' ./index/ -args -explore.keywords=10000000 -explore.builds=1
+	go test -count=1 -v -timeout 6h -run '^TestExploreBench$$' ./index/ -args -explore.keywords=10000000 -explore.builds=$${KW_BENCH_BUILDS:-1}
 
 # GET /v1/keyword on a 10M-keyword index (the lake of bench-similarity-10m,
 # or KW_BENCH_DATA), cold and warm, beside the minimal handler.
