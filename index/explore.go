@@ -839,29 +839,25 @@ func (c *exploreCountry) run(ctx context.Context, q kw.ExploreQuery, fetch listF
 	}
 	var page []uint32
 	var total int64
-	for {
-		chunk, err := next()
-		if err != nil {
-			return res, err
-		}
-		if chunk == nil {
-			break
-		}
+	err = eachChunk(next, func(chunk []uint32) {
 		total += int64(len(chunk))
-		if stream {
+		if !stream {
 			for _, r := range chunk {
-				if r >= from {
-					top.after++
-					if len(page) < q.Limit {
-						page = append(page, r)
-					}
-				}
+				top.offer(r)
 			}
-			continue
+			return
 		}
 		for _, r := range chunk {
-			top.offer(r)
+			if r >= from {
+				top.after++
+				if len(page) < q.Limit {
+					page = append(page, r)
+				}
+			}
 		}
+	})
+	if err != nil {
+		return res, err
 	}
 	if !stream {
 		page = top.sorted()
@@ -1020,6 +1016,18 @@ func (z *keyZones) after(b int, worstM bool, worstV int64, desc bool) bool {
 		best = z.hi[b]
 	}
 	return cmpKeys(false, best, worstM, worstV, desc) > 0
+}
+
+// eachChunk calls fn with each chunk of matches next returns, until it
+// returns none or an error.
+func eachChunk(next func() ([]uint32, error), fn func([]uint32)) error {
+	for {
+		chunk, err := next()
+		if err != nil || chunk == nil {
+			return err
+		}
+		fn(chunk)
+	}
 }
 
 // matchChunk is how many candidates a query takes out of its list at a
@@ -1316,18 +1324,14 @@ func (c *exploreCountry) groups(q kw.ExploreQuery, next func() ([]uint32, error)
 		sp.accs = accs[:0]
 		c.slots.Put(sp)
 	}()
-	for {
-		chunk, err := next()
-		if err != nil {
-			return res, err
-		}
-		if chunk == nil {
-			break
-		}
+	err := eachChunk(next, func(chunk []uint32) {
 		res.Total += int64(len(chunk))
 		for _, r := range chunk {
 			c.addToGroup(slot, &accs, r)
 		}
+	})
+	if err != nil {
+		return res, err
 	}
 	res.TotalGroups = int64(len(accs))
 	cmp := func(a, b uint32) int {
