@@ -942,7 +942,8 @@ func (t *sortedTop) offerAll(ctx context.Context, l *rankList, z *keyZones) erro
 		}
 		return nil
 	}
-	for i, w := range l.bits {
+	for i := range l.bits {
+		w := l.word(i)
 		if w == 0 {
 			continue
 		}

@@ -27,13 +27,37 @@ type rankList struct {
 	// own: the bitmap is the query's own, to change in place (a kept
 	// list's is shared by every query).
 	own bool
+	// and, when set, is a second bitmap the list is the AND of bits
+	// with: two kept lists intersected without writing the result, which
+	// a query that only counts and takes a page never needs.
+	and []uint64
+}
+
+// word returns the list's word i of 64 ranks.
+func (l *rankList) word(i int) uint64 {
+	if l.and != nil {
+		return l.bits[i] & l.and[i]
+	}
+	return l.bits[i]
+}
+
+// plain returns l with its AND written out, if it has one.
+func (l rankList) plain() rankList {
+	if l.and == nil {
+		return l
+	}
+	out := make([]uint64, len(l.bits))
+	for i := range out {
+		out[i] = l.bits[i] & l.and[i]
+	}
+	return rankList{bits: out, n: l.n, own: true}
 }
 
 func (l *rankList) dense() bool { return l.bits != nil }
 
 func (l *rankList) has(r uint32) bool {
 	if l.bits != nil {
-		return l.bits[r>>6]&(1<<(r&63)) != 0
+		return l.word(int(r>>6))&(1<<(r&63)) != 0
 	}
 	_, ok := slices.BinarySearch(l.ranks, r)
 	return ok
@@ -69,6 +93,7 @@ func (l rankList) window(lo, hi uint32) rankList {
 		r := l.ranks[i:j]
 		return rankList{ranks: r, n: len(r)}
 	}
+	l = l.plain()
 	out := l.bits
 	if !l.own {
 		out = make([]uint64, len(l.bits))
@@ -113,15 +138,27 @@ func intersectLists(lists []rankList) rankList {
 	slices.SortFunc(lists, func(a, b rankList) int { return a.n - b.n })
 	var sparse, dense []rankList
 	for _, l := range lists {
-		if l.dense() {
+		switch {
+		case l.and != nil:
+			dense = append(dense, rankList{bits: l.bits, n: l.n}, rankList{bits: l.and, n: l.n})
+		case l.dense():
 			dense = append(dense, l)
-		} else {
+		default:
 			sparse = append(sparse, l)
 		}
 	}
 	if len(sparse) == 0 {
 		if len(dense) == 1 {
 			return dense[0] // shared: never changed
+		}
+		if len(dense) == 2 {
+			// Counted, not written: a query often needs no more.
+			a, b := dense[0].bits, dense[1].bits[:len(dense[0].bits)]
+			n := 0
+			for i := range a {
+				n += bits.OnesCount64(a[i] & b[i])
+			}
+			return rankList{bits: a, and: b, n: n}
 		}
 		out := make([]uint64, len(dense[0].bits))
 		n := 0
@@ -170,8 +207,8 @@ func unionLists(lists []rankList, n int) rankList {
 	out := make([]uint64, (n+63)/64)
 	for _, l := range lists {
 		if l.bits != nil {
-			for i, w := range l.bits {
-				out[i] |= w
+			for i := range out {
+				out[i] |= l.word(i)
 			}
 			continue
 		}
@@ -188,8 +225,8 @@ func (l *rankList) appendRanks(dst []uint32) []uint32 {
 		return append(dst, l.ranks...)
 	}
 	dst = slices.Grow(dst, l.n)
-	for i, w := range l.bits {
-		for w != 0 {
+	for i := range l.bits {
+		for w := l.word(i); w != 0; {
 			dst = append(dst, uint32(i<<6+bits.TrailingZeros64(w)))
 			w &= w - 1
 		}
@@ -210,9 +247,9 @@ func (l *rankList) countFrom(from uint32) int {
 	if i >= len(l.bits) {
 		return 0
 	}
-	k := bits.OnesCount64(l.bits[i] &^ (1<<(from&63) - 1))
-	for _, w := range l.bits[i+1:] {
-		k += bits.OnesCount64(w)
+	k := bits.OnesCount64(l.word(i) &^ (1<<(from&63) - 1))
+	for j := i + 1; j < len(l.bits); j++ {
+		k += bits.OnesCount64(l.word(j))
 	}
 	return k
 }
@@ -225,7 +262,7 @@ func (l *rankList) firstFrom(dst []uint32, from uint32, k int) []uint32 {
 		return append(dst, l.ranks[i:min(len(l.ranks), i+k)]...)
 	}
 	for i := int(from >> 6); i < len(l.bits) && k > 0; i++ {
-		w := l.bits[i]
+		w := l.word(i)
 		if i == int(from>>6) {
 			w &^= 1<<(from&63) - 1
 		}
@@ -241,6 +278,7 @@ func (l *rankList) firstFrom(dst []uint32, from uint32, k int) []uint32 {
 // is dense (a sparse l is the query's own and is changed in place).
 func (l rankList) without(ex rankList) rankList {
 	if l.bits != nil {
+		l = l.plain()
 		out := l.bits
 		if !l.own {
 			out = slices.Clone(l.bits)
@@ -269,7 +307,7 @@ func (l *rankList) chunk(dst []uint32, at int) ([]uint32, int) {
 		return append(dst, l.ranks[at:end]...), end
 	}
 	for ; at < len(l.bits) && cap(dst)-len(dst) >= 64; at++ {
-		for w := l.bits[at]; w != 0; w &= w - 1 {
+		for w := l.word(at); w != 0; w &= w - 1 {
 			dst = append(dst, uint32(at<<6+bits.TrailingZeros64(w)))
 		}
 	}
