@@ -71,10 +71,7 @@ func TestLazyConnReadDeadlines(t *testing.T) {
 					}
 				}
 				if tc.writeAt > 0 {
-					go func() {
-						time.Sleep(tc.writeAt)
-						peer.Write([]byte("hello"))
-					}()
+					time.AfterFunc(tc.writeAt, func() { peer.Write([]byte("hello")) })
 				}
 				n, err := c.Read(make([]byte, 16))
 				got := ioResult{n, err, time.Since(start)}
@@ -100,17 +97,13 @@ func TestLazyConnStopsBlockedRead(t *testing.T) {
 			n, err := c.Read(make([]byte, 1))
 			done <- ioResult{n, err, time.Since(start)}
 		}()
-		time.Sleep(time.Second)
-		c.SetReadDeadline(time.Unix(1, 0))
+		time.AfterFunc(time.Second, func() { c.SetReadDeadline(time.Unix(1, 0)) })
 		r := <-done
 		if !errors.Is(r.err, os.ErrDeadlineExceeded) || r.at != time.Second {
 			t.Fatalf("blocked Read = %d, %v after %v; want a timeout after 1s", r.n, r.err, r.at)
 		}
 		c.SetReadDeadline(time.Time{})
-		go func() {
-			time.Sleep(time.Minute)
-			peer.Write([]byte("x"))
-		}()
+		time.AfterFunc(time.Minute, func() { peer.Write([]byte("x")) })
 		if n, err := c.Read(make([]byte, 1)); n != 1 || err != nil {
 			t.Fatalf("Read after the deadline was cleared = %d, %v; want the byte written a minute later", n, err)
 		}
@@ -142,16 +135,13 @@ func TestLazyConnWriteDeadlines(t *testing.T) {
 				c.SetWriteDeadline(start.Add(tc.second))
 				var mu sync.Mutex
 				var got []byte
-				go func() {
-					for _, at := range tc.readAt {
-						time.Sleep(time.Until(start.Add(at)))
-						buf := make([]byte, 4)
-						n, _ := peer.Read(buf)
-						mu.Lock()
-						got = append(got, buf[:n]...)
-						mu.Unlock()
-					}
-				}()
+				atTimes(start, tc.readAt, func() {
+					buf := make([]byte, 4)
+					n, _ := peer.Read(buf)
+					mu.Lock()
+					got = append(got, buf[:n]...)
+					mu.Unlock()
+				})
 				n, err := c.Write([]byte("0123456789"))
 				at := time.Since(start)
 				if n != tc.wantN || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || at != tc.wantTime {
@@ -284,4 +274,19 @@ func TestLazyConnUnderHTTPServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// atTimes calls fn at each instant start+at[i] of the bubble's clock, one
+// call after the other: the next is scheduled when the one before ends.
+func atTimes(start time.Time, at []time.Duration, fn func()) {
+	var step func(i int)
+	step = func(i int) {
+		if i < len(at) {
+			time.AfterFunc(time.Until(start.Add(at[i])), func() {
+				fn()
+				step(i + 1)
+			})
+		}
+	}
+	step(0)
 }

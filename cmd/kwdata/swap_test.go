@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 )
 
 // TestServeSwapUnderLoad publishes new indexes with `kwdata build-index`
@@ -21,10 +23,9 @@ func TestServeSwapUnderLoad(t *testing.T) {
 	t.Parallel()
 	const (
 		clients = 4
-		// maxRequests bounds each client; with the pause below it is
-		// far more than the builds and swaps take.
-		maxRequests = 30000
-		pause       = time.Millisecond
+		// within bounds each client: far more than the builds and swaps
+		// take, even on a loaded machine.
+		within = 5 * time.Minute
 	)
 	dir := t.TempDir()
 	c := newSampleCorpus(t, dir, 200, 11)
@@ -52,7 +53,7 @@ func TestServeSwapUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, dates, err := swapClient(hc, base, key, c.keywords, rand.New(rand.NewPCG(uint64(i), 7)), days[0], last, &published, maxRequests, pause)
+			n, dates, err := swapClient(hc, base, key, c.keywords, rand.New(rand.NewPCG(uint64(i), 7)), days[0], last, &published, within)
 			if err == nil && dates < 2 {
 				err = fmt.Errorf("client %d saw %d data date in %d requests; it never queried across a swap", i, dates, n)
 			}
@@ -74,39 +75,48 @@ func TestServeSwapUnderLoad(t *testing.T) {
 	}
 }
 
-// swapClient looks up random keywords one after another until it has seen
-// last after published was set, or maxRequests. It fails on any answer but
-// 200 and on a data date older than the one before. It returns the
-// requests it made and the data dates it saw.
-func swapClient(hc *http.Client, base, key string, keywords []string, rng *rand.Rand, first, last string, published *atomic.Bool, maxRequests int, pause time.Duration) (requests, dates int, err error) {
+// swapClient looks up random keywords one after another (at the pace of
+// testservers.Poll) until it has seen last after published was set, or
+// within has passed. It fails on any answer but 200 and on a data date
+// older than the one before. It returns the requests it made and the data
+// dates it saw.
+func swapClient(hc *http.Client, base, key string, keywords []string, rng *rand.Rand, first, last string, published *atomic.Bool, within time.Duration) (requests, dates int, err error) {
 	seen, dates := first, 1
-	for n := 1; n <= maxRequests; n++ {
+	// lookup makes one request and checks its answer.
+	lookup := func() error {
+		requests++
 		q := keywords[rng.IntN(len(keywords))]
 		req, err := http.NewRequest(http.MethodGet, base+"/v1/keyword?"+url.Values{"q": {q}, "country": {"us"}}.Encode(), nil)
 		if err != nil {
-			return n, dates, err
+			return err
 		}
 		req.Header.Set("Authorization", "Bearer "+key)
 		resp, err := hc.Do(req)
 		if err != nil {
-			return n, dates, fmt.Errorf("request %d: %w", n, err)
+			return fmt.Errorf("request %d: %w", requests, err)
 		}
 		var e apiEntry
 		err = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || err != nil {
-			return n, dates, fmt.Errorf("request %d for %q: status %d, %v", n, q, resp.StatusCode, err)
+			return fmt.Errorf("request %d for %q: status %d, %v", requests, q, resp.StatusCode, err)
 		}
 		if e.Updated < seen {
-			return n, dates, fmt.Errorf("request %d: data date went back from %s to %s", n, seen, e.Updated)
+			return fmt.Errorf("request %d: data date went back from %s to %s", requests, seen, e.Updated)
 		}
 		if e.Updated != seen {
 			seen, dates = e.Updated, dates+1
 		}
-		if seen == last && published.Load() {
-			return n, dates, nil
-		}
-		time.Sleep(pause) // a client's pace between requests, not a wait: every answer is checked
+		return nil
 	}
-	return maxRequests, dates, fmt.Errorf("after %d requests the client still sees %s, want %s", maxRequests, seen, last)
+	done := testservers.Poll(within, func() bool {
+		if err = lookup(); err != nil {
+			return true
+		}
+		return seen == last && published.Load()
+	})
+	if err == nil && !done {
+		err = fmt.Errorf("after %d requests in %s the client still sees %s, want %s", requests, within, seen, last)
+	}
+	return requests, dates, err
 }

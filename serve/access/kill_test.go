@@ -3,6 +3,7 @@ package access
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -28,6 +29,13 @@ func TestKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The child waits on its standard input until it is killed; the pipe
+	// also ends it should this process die first.
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -64,8 +72,8 @@ func killChild(t *testing.T, dir string) {
 	use(t, s, c, 3)
 	fmt.Println("counting")
 	// This is the child process: the parent test SIGKILLs it once it
-	// reads "counting". Nothing here waits for an event; the minute only
-	// bounds a child whose parent died.
-	time.Sleep(time.Minute)
-	t.Fatal("not killed")
+	// reads "counting". Until then it waits on the standard input the
+	// parent holds open, which ends only if the parent closes it or dies.
+	io.Copy(io.Discard, os.Stdin)
+	t.Fatal("not killed: the parent closed the child's standard input")
 }
