@@ -1,11 +1,12 @@
 package serve
 
 import (
-	"github.com/kwdata/kwdata/internal/testservers"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwdata/kwdata/internal/testservers"
 
 	"github.com/chromedp/chromedp"
 )
@@ -20,15 +21,10 @@ func TestAccountPageInBrowser(t *testing.T) {
 	hs := httptest.NewServer(ds)
 	defer hs.Close()
 	ds.billing.url = hs.URL + "/healthz" // Stripe's pages are off the network here
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("browser: %v", err)
-		}
-	}
+	do, pageText := pageSteps(t, bctx)
 	text := func(sel string) string {
 		t.Helper()
-		return strings.TrimSpace(run(t, bctx, chromedp.Text(chromedp.CSS(sel))))
+		return strings.TrimSpace(pageText(sel))
 	}
 
 	// By email code, from the header's link.

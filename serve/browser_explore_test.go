@@ -17,16 +17,7 @@ func TestExplorePageInBrowser(t *testing.T) {
 	ds := newDemoServer(t)
 	hs := httptest.NewServer(ds) // listens on 127.0.0.1
 	defer hs.Close()
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("browser: %v", err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		return run(t, bctx, chromedp.Text(chromedp.CSS(sel)))
-	}
+	do, text := pageSteps(t, bctx)
 	rows := func() []string {
 		t.Helper()
 		return run(t, bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#results tbody tr td:first-child")).map(c => c.innerText.trim())`))

@@ -17,16 +17,7 @@ func TestIntentAndSuggestionsInBrowser(t *testing.T) {
 	ds := newDemoServer(t)
 	hs := httptest.NewServer(ds) // listens on 127.0.0.1
 	defer hs.Close()
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("browser: %v", err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		return run(t, bctx, chromedp.Text(chromedp.CSS(sel)))
-	}
+	do, text := pageSteps(t, bctx)
 
 	// The intent chip of a member's page leads to its group.
 	do(chromedp.Navigate(hs.URL+"/keyword?q=running+sneakers&country=us"), chromedp.WaitVisible(chromedp.ID("intent")))

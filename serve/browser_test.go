@@ -29,6 +29,23 @@ func artifactDir(tb testing.TB) string {
 	return dir
 }
 
+// pageSteps returns the two steps every page test takes in the browser
+// bctx: do runs actions and fails the test on an error, text reads the
+// text of the element a CSS selector names.
+func pageSteps(t *testing.T, bctx context.Context) (do func(...chromedp.Action[chromedp.Void]), text func(string) string) {
+	do = func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+	}
+	text = func(sel string) string {
+		t.Helper()
+		return run(t, bctx, chromedp.Text(chromedp.CSS(sel)))
+	}
+	return do, text
+}
+
 // TestKeywordPageInBrowser loads the keyword page in headless Chromium,
 // checks the rendered numbers and links, follows a related keyword, and
 // saves desktop and phone-width screenshots.
@@ -38,16 +55,7 @@ func TestKeywordPageInBrowser(t *testing.T) {
 	hs := httptest.NewServer(ds) // listens on 127.0.0.1
 	defer hs.Close()
 
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("browser: %v", err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		return run(t, bctx, chromedp.Text(chromedp.CSS(sel)))
-	}
+	do, text := pageSteps(t, bctx)
 
 	page := hs.URL + "/keyword?q=running+shoes&country=us"
 	do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID("related")))
