@@ -462,9 +462,7 @@ type listFetch func(kind byte, term string) (rankList, error)
 // lists, or reads them with read and keeps them there if they are dense.
 func (c *exploreCountry) list(kind byte, term string, read func() ([]uint32, error)) (rankList, error) {
 	key := string(kind) + term
-	c.dense.mu.Lock()
-	l, ok := c.dense.m[key]
-	c.dense.mu.Unlock()
+	l, ok := c.dense.get(key)
 	if ok {
 		return *l, nil
 	}
@@ -473,12 +471,7 @@ func (c *exploreCountry) list(kind byte, term string, read func() ([]uint32, err
 		return rankList{ranks: ranks, n: len(ranks)}, err
 	}
 	l = &rankList{bits: toBits(ranks, c.n), n: len(ranks)}
-	c.dense.mu.Lock()
-	if c.dense.m == nil {
-		c.dense.m = map[string]*rankList{}
-	}
-	c.dense.m[key] = l
-	c.dense.mu.Unlock()
+	c.dense.put(key, l)
 	return *l, nil
 }
 
@@ -490,9 +483,7 @@ func (c *exploreCountry) list(kind byte, term string, read func() ([]uint32, err
 // tell a question.
 func (c *exploreCountry) questionList(fetch listFetch) (rankList, error) {
 	const key = "\x00questions"
-	c.dense.mu.Lock()
-	l, ok := c.dense.m[key]
-	c.dense.mu.Unlock()
+	l, ok := c.dense.get(key)
 	if ok {
 		return *l, nil
 	}
@@ -526,12 +517,7 @@ func (c *exploreCountry) questionList(fetch listFetch) (rankList, error) {
 	if isDense(u.n, c.n) {
 		u = rankList{bits: toBits(u.ranks, c.n), n: u.n}
 	}
-	c.dense.mu.Lock()
-	if c.dense.m == nil {
-		c.dense.m = map[string]*rankList{}
-	}
-	c.dense.m[key] = &u
-	c.dense.mu.Unlock()
+	c.dense.put(key, &u)
 	return u, nil
 }
 
@@ -1221,9 +1207,7 @@ func (c *exploreCountry) oneList(q *kw.ExploreQuery, pairs bool) (kind byte, ter
 
 // keptCommon reports whether word w's list is kept and common.
 func (c *exploreCountry) keptCommon(w string) bool {
-	c.dense.mu.Lock()
-	l, ok := c.dense.m["w"+w]
-	c.dense.mu.Unlock()
+	l, ok := c.dense.get("w"+w)
 	return ok && l.n*exploreCommonShare >= c.n
 }
 

@@ -69,6 +69,24 @@ type denseLists struct {
 	m  map[string]*rankList
 }
 
+// get returns the list kept under key.
+func (d *denseLists) get(key string) (*rankList, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l, ok := d.m[key]
+	return l, ok
+}
+
+// put keeps l under key.
+func (d *denseLists) put(key string, l *rankList) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[string]*rankList{}
+	}
+	d.m[key] = l
+}
+
 // isDense reports whether a list of k entries over n ranks is kept as a
 // bitmap.
 func isDense(k, n int) bool {
