@@ -75,7 +75,7 @@ func exploreBenchLake(tb testing.TB, data string, n int) map[string]int {
 	counts := map[string]int{}
 	var words []string
 	for _, k := range keys {
-		words = keywordWords(k, words, func(w string) { counts[w]++ })
+		words, _ = keywordWords(k, words, func(w string) { counts[w]++ })
 	}
 	kws, err := lake.Create[kw.KeywordRecord](data, kw.DatasetKeywords, "us", "2026-11-21")
 	if err != nil {

@@ -171,8 +171,8 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	if eb.noSpace {
 		eb.seen = keywordGrams(m.keyword, eb.seen, word)
 	} else {
-		eb.seen = keywordWords(m.keyword, eb.seen, word)
-		if len(eb.seen) != strings.Count(m.keyword, " ")+1 {
+		var repeated bool
+		if eb.seen, repeated = keywordWords(m.keyword, eb.seen, word); repeated {
 			// Its words in order are not its distinct words in order.
 			eb.repeats = append(eb.repeats, uint32(len(eb.texts)-1))
 		}
@@ -304,8 +304,9 @@ func (eb *exploreBuilder) rankOrder() []uint32 {
 	return order
 }
 
-// keywordWords calls fn for each distinct word of a normalized keyword.
-func keywordWords(text string, seen []string, fn func(w string)) []string {
+// keywordWords calls fn for each distinct word of a normalized keyword,
+// and reports whether a word came twice.
+func keywordWords(text string, seen []string, fn func(w string)) (distinct []string, repeated bool) {
 	seen = seen[:0]
 	for len(text) > 0 {
 		w := text
@@ -314,12 +315,16 @@ func keywordWords(text string, seen []string, fn func(w string)) []string {
 		} else {
 			text = ""
 		}
-		if w != "" && !slices.Contains(seen, w) {
+		switch {
+		case w == "":
+		case slices.Contains(seen, w):
+			repeated = true
+		default:
 			seen = append(seen, w)
 			fn(w)
 		}
 	}
-	return seen
+	return seen, repeated
 }
 
 // keywordGrams calls fn for each distinct character and pair of adjacent
