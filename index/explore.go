@@ -1207,7 +1207,7 @@ func (c *exploreCountry) oneList(q *kw.ExploreQuery, pairs bool) (kind byte, ter
 
 // keptCommon reports whether word w's list is kept and common.
 func (c *exploreCountry) keptCommon(w string) bool {
-	l, ok := c.dense.get("w"+w)
+	l, ok := c.dense.get("w" + w)
 	return ok && l.n*exploreCommonShare >= c.n
 }
 
