@@ -174,7 +174,9 @@ var questionWords = map[string][]string{
 	"en": {"how", "what", "when", "where", "which", "who", "whom", "whose", "why", "can", "could", "do", "does", "did", "is", "are", "was", "were", "will", "would", "should", "shall", "may", "might", "must", "has", "have", "had"},
 	"de": {"wie", "was", "wann", "wo", "wohin", "woher", "warum", "weshalb", "wieso", "wer", "wen", "wem", "wessen", "welche", "welcher", "welches", "welchen", "wieviel", "wozu", "womit", "kann", "können", "ist", "sind", "gibt", "darf", "muss", "soll"},
 	"fr": {"comment", "quoi", "quand", "où", "pourquoi", "qui", "que", "quel", "quelle", "quels", "quelles", "combien", "qu'est-ce", "est-ce", "peut-on", "faut-il", "lequel", "laquelle"},
-	"es": {"cómo", "qué", "cuándo", "dónde", "adónde", "por qué", "quién", "quiénes", "cuál", "cuáles", "cuánto", "cuánta", "cuántos", "cuántas", "para qué", "se puede"},
+	// Spanish searches often drop the accents: both spellings.
+	"es": {"cómo", "qué", "cuándo", "dónde", "adónde", "por qué", "quién", "quiénes", "cuál", "cuáles", "cuánto", "cuánta", "cuántos", "cuántas", "para qué", "se puede",
+		"como", "que", "cuando", "donde", "adonde", "por que", "quien", "quienes", "cual", "cuales", "cuanto", "cuanta", "cuantos", "cuantas", "para que"},
 	"it": {"come", "cosa", "che", "quando", "dove", "perché", "perchè", "chi", "quale", "quali", "quanto", "quanta", "quanti", "quante", "qual"},
 	"pt": {"como", "o que", "que", "quando", "onde", "por que", "porque", "quem", "qual", "quais", "quanto", "quanta", "quantos", "quantas", "pode", "posso"},
 	"nl": {"hoe", "wat", "wanneer", "waar", "waarom", "wie", "welke", "welk", "hoeveel", "kan", "mag", "moet", "is", "zijn"},

@@ -3,6 +3,7 @@ package kw
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -192,4 +193,16 @@ func FuzzParseExploreQuery(f *testing.F) {
 			t.Fatalf("own cursor refused: %v", err)
 		}
 	})
+}
+
+// TestSpanishQuestionsWithoutAccents: Spanish searches often drop the
+// accents ("como cambiar el aceite", "a cuantos km"), so both spellings
+// begin a question.
+func TestSpanishQuestionsWithoutAccents(t *testing.T) {
+	words := QuestionWords("es")
+	for _, w := range []string{"cómo", "como", "cuántos", "cuantos", "por qué", "por que"} {
+		if !slices.Contains(words, w) {
+			t.Errorf("QuestionWords(es) lacks %q", w)
+		}
+	}
 }
