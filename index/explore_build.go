@@ -181,7 +181,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	if len(eb.texts) == wordsSample && eb.expect > wordsSample {
 		// Size the word ids from the first keywords' count of words, so
 		// that hundreds of MiB are not copied as they grow.
-		eb.kwWords = slices.Grow(eb.kwWords, len(eb.kwWords)/wordsSample*(eb.expect-wordsSample)*11/10)
+		eb.kwWords = slices.Grow(eb.kwWords, len(eb.kwWords)*(eb.expect-wordsSample)/wordsSample*11/10)
 	}
 }
 

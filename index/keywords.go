@@ -53,9 +53,18 @@ type kwChunk struct {
 	ints   []int64
 	floats []float64
 	months []kw.MonthlySearches
-	text   []byte        // scratch for the texts of one column
-	cols   [4]textColumn // keyword, volume_range, competition_level, month
+	text   []byte      // scratch for the keywords' texts
+	kws    textColumn  // the keywords' texts
+	small  [3][]string // volume_range, competition_level, month
+	// intern holds the texts of the columns of few values (ranges, levels
+	// and months, a dozen months a keyword), so that those cost no
+	// allocation and no copy a row.
+	intern map[string]string
 }
+
+// kwInternMax bounds a chunk's interned texts; past it, a text is
+// copied.
+const kwInternMax = 4096
 
 // kwStream is the merge's end of the keywords stream.
 type kwStream struct {
@@ -115,19 +124,19 @@ func (c *kwChunk) fill(b *lake.Batch, from, to int) {
 		c.floats = append(c.floats, v)
 		return &c.floats[len(c.floats)-1]
 	}
-	keywords := c.texts(0, b, kwKeyword, from, to)
-	ranges := c.texts(1, b, kwVolumeRange, from, to)
-	levels := c.texts(2, b, kwCompetitionLevel, from, to)
-	months := c.texts(3, b, kwMonth, mFrom, mTo)
+	keywords := c.texts(b, kwKeyword, from, to)
+	ranges := c.interned(0, b, kwVolumeRange, from, to)
+	levels := c.interned(1, b, kwCompetitionLevel, from, to)
+	months := c.interned(2, b, kwMonth, mFrom, mTo)
 	for j := range c.recs {
 		r, i := &c.recs[j], from+j
 		*r = kw.KeywordRecord{
 			Keyword:          keywords.at(j),
 			Volume:           optInt(kwVolume, i),
-			VolumeRange:      ranges.at(j),
+			VolumeRange:      ranges[j],
 			CPCMicros:        optInt(kwCPC, i),
 			Competition:      optFloat(kwCompetition, i),
-			CompetitionLevel: levels.at(j),
+			CompetitionLevel: levels[j],
 			BidLowMicros:     optInt(kwBidLow, i),
 			BidHighMicros:    optInt(kwBidHigh, i),
 			YoYChange:        optFloat(kwYoY, i),
@@ -142,7 +151,7 @@ func (c *kwChunk) fill(b *lake.Batch, from, to int) {
 		if hi > lo {
 			start := len(c.months)
 			for k := lo; k < hi; k++ {
-				c.months = append(c.months, kw.MonthlySearches{Month: months.at(k - mFrom), Searches: optInt(kwSearches, k)})
+				c.months = append(c.months, kw.MonthlySearches{Month: months[k-mFrom], Searches: optInt(kwSearches, k)})
 			}
 			r.Monthly = c.months[start:len(c.months):len(c.months)]
 		}
@@ -158,10 +167,10 @@ type textColumn struct {
 func (t *textColumn) at(i int) string { return t.all[t.offs[i]:t.offs[i+1]] }
 
 // texts copies values [from, to) of text column col of b into one string,
-// so that a chunk costs one allocation a column, not one a row; slot is
-// the chunk's scratch for the column, and at(i) is value from+i.
-func (c *kwChunk) texts(slot int, b *lake.Batch, col, from, to int) *textColumn {
-	t := &c.cols[slot]
+// so that a chunk costs one allocation a column, not one a row; at(i) is
+// value from+i.
+func (c *kwChunk) texts(b *lake.Batch, col, from, to int) *textColumn {
+	t := &c.kws
 	c.text = c.text[:0]
 	t.offs = append(t.offs[:0], 0)
 	for i := from; i < to; i++ {
@@ -170,6 +179,28 @@ func (c *kwChunk) texts(slot int, b *lake.Batch, col, from, to int) *textColumn 
 	}
 	t.all = string(c.text)
 	return t
+}
+
+// interned returns values [from, to) of text column col of b, interned
+// in the chunk's slot.
+func (c *kwChunk) interned(slot int, b *lake.Batch, col, from, to int) []string {
+	if c.intern == nil {
+		c.intern = map[string]string{}
+	}
+	out := c.small[slot][:0]
+	for i := from; i < to; i++ {
+		v := b.Bytes(col, i)
+		s, ok := c.intern[string(v)]
+		if !ok {
+			s = string(v)
+			if len(c.intern) < kwInternMax {
+				c.intern[s] = s
+			}
+		}
+		out = append(out, s)
+	}
+	c.small[slot] = out
+	return out
 }
 
 // grow returns s emptied, with room for n elements.

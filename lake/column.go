@@ -67,6 +67,44 @@ func (c *column) fillNull(n int) {
 	}
 }
 
+// reserve makes room, at once, for a row group of rows rows whose chunk
+// of the column has size: growing by appends, a column of a large row
+// group was allocated and copied a dozen times, each time into memory the
+// system had to supply. The footer's figures are a hint: a damaged or
+// dictionary-encoded chunk may need more, and appends then grow it.
+func (c *column) reserve(rows int, size chunkSize) {
+	values := int(min(max(size.values, 0), 1<<28))
+	if !c.repeated {
+		values = rows
+	}
+	switch c.kind {
+	case parquet.ByteArray:
+		c.offs = reserved(c.offs, values+1)
+		c.data = reserved(c.data, int(min(max(size.bytes, 0), 1<<31)))
+	case parquet.Int32:
+		c.i32 = reserved(c.i32, values)
+	case parquet.Int64:
+		c.i64 = reserved(c.i64, values)
+	case parquet.Double:
+		c.f64 = reserved(c.f64, values)
+	case parquet.Boolean:
+		c.bools = reserved(c.bools, values)
+	}
+	if c.repeated {
+		// A list leaf always keeps its null marks.
+		c.null = reserved(c.null, values)
+		c.spans = reserved(c.spans, rows+1)
+	}
+}
+
+// reserved returns s emptied, with room for n elements.
+func reserved[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
+}
+
 // rows is the number of rows read so far.
 func (c *column) rows() int {
 	if c.repeated {

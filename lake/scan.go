@@ -88,8 +88,18 @@ type rowGroupRef struct {
 	file  string
 	rg    parquet.RowGroup
 	specs []colSpec // how the file stores each requested column
+	// sizes, per requested column, is what the file's footer says of its
+	// chunk in this row group, so that a column is sized once.
+	sizes []chunkSize
 	seq   int
 	rows  int
+}
+
+// chunkSize is a column chunk's number of values (list elements, for a
+// list leaf) and its uncompressed bytes, pages' headers and levels
+// included: a bound on its plain values' bytes.
+type chunkSize struct {
+	values, bytes int64
 }
 
 // Scan reads the named columns of a partition one row group at a time and
@@ -118,8 +128,18 @@ func Scan(ctx context.Context, data, dataset, country, date string, columns []st
 		if err != nil {
 			return err
 		}
-		for _, rg := range pf.RowGroups() {
-			refs = append(refs, rowGroupRef{file: name, rg: rg, specs: specs, seq: len(refs), rows: int(rg.NumRows())})
+		meta := pf.Metadata()
+		for k, rg := range pf.RowGroups() {
+			sizes := make([]chunkSize, len(specs))
+			if k < len(meta.RowGroups) {
+				for j, s := range specs {
+					if cols := meta.RowGroups[k].Columns; s.leaf >= 0 && s.leaf < len(cols) {
+						md := &cols[s.leaf].MetaData
+						sizes[j] = chunkSize{values: md.NumValues, bytes: md.TotalUncompressedSize}
+					}
+				}
+			}
+			refs = append(refs, rowGroupRef{file: name, rg: rg, specs: specs, sizes: sizes, seq: len(refs), rows: int(rg.NumRows())})
 		}
 	}
 	if opt.Workers <= 1 {
@@ -211,6 +231,7 @@ func readRowGroup(ref *rowGroupRef, b *Batch) (err error) {
 			c.fillNull(b.Rows)
 			continue
 		}
+		c.reserve(ref.rows, ref.sizes[j])
 		if err := c.read(chunks[s.leaf]); err != nil {
 			return fmt.Errorf("cannot read %s: %w", ref.file, err)
 		}
