@@ -83,8 +83,9 @@ func appendExploreKey(dst []byte, country string, kind byte, rest string) ([]byt
 	return append(dst, rest...), true
 }
 
-// exploreBuilder collects what the explorer's tables need of one
-// country's keywords, which arrive in text order. Each keyword's words
+// exploreBuilder collects what the explorer's tables and the intent
+// groups (writeGroups) need of one country's keywords, which arrive in
+// text order. Each keyword's words
 // (grams, for a language written without spaces) are looked up as it
 // arrives, while the rest of the build streams, and kept as word ids: the
 // postings are then filled in rank order by id, without a map, once the
@@ -101,6 +102,10 @@ type exploreBuilder struct {
 	cpc       []int64
 	comp      []float64
 	has       []uint8
+	overlap   []int32
+	// tables: whether the explorer's tables are wanted (exploreTables),
+	// else only what the intent groups need is collected.
+	tables bool
 
 	wordID  map[string]uint32
 	words   []string // by id
@@ -124,6 +129,7 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 	eb := &exploreBuilder{
 		texts: make([]string, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
 		vol: make([]int64, 0, n), cpc: make([]int64, 0, n), comp: make([]float64, 0, n), has: make([]uint8, 0, n),
+		overlap: make([]int32, 0, n), tables: exploreTables,
 		wordID: map[string]uint32{}, kwWords: make([]uint32, 0, 4*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
 		expect: n,
 	}
@@ -153,6 +159,10 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	}
 	eb.has = append(eb.has, h)
 	eb.comp = append(eb.comp, comp)
+	eb.overlap = append(eb.overlap, m.overlap)
+	if !eb.tables {
+		return
+	}
 	first := true
 	word := func(w string) {
 		var id uint32
@@ -356,7 +366,8 @@ func keywordGrams(text string, seen []string, fn func(g string)) []string {
 // returns the number of postings lists. The column blocks and the lists
 // have key ranges of their own ('c'; 'g' to 'w'), so they are written on
 // two goroutines, into tables of their own: at the end of a country's
-// keywords, when the rest of the build is mostly done.
+// keywords, when the rest of the build is mostly done. It only reads the
+// builder, so it may run beside writeGroups.
 func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (int, error) {
 	order := eb.rankOrder()
 	group, extras := eb.groups(order)
@@ -371,7 +382,6 @@ func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (
 		return eb.writeLists(ctx, tw, cc, order, extras)
 	})
 	wg.Wait()
-	*eb = exploreBuilder{}
 	return n, errors.Join(colErr, err)
 }
 

@@ -121,33 +121,6 @@ func groupMemberCmp(a, b *kw.GroupMember) int {
 	return strings.Compare(a.Keyword, b.Keyword)
 }
 
-// groupBuilder collects the intent groups of one country while its
-// keywords stream by in text order. A group keeps at most
-// 2*kw.MaxGroupMembers members between trims, so memory is bounded by the
-// number of groups, not by the size of the largest. It holds every
-// keyword of the country until the country ends (at 10M keywords, the
-// bulk of a build's heap), so a member is one flat value with no pointer
-// but its keyword's text: kw.GroupMember's two number pointers cost two
-// allocations a keyword and gave the collector three pointers to follow
-// for each, on every cycle.
-type groupBuilder struct {
-	groups map[string]*groupAcc
-	// led holds the groups whose leader has come by as a keyword of its
-	// own, in that order: key order, since a leader leads its own group
-	// and the keywords arrive sorted. So the groups need no sort at the
-	// end, which at ten million keywords held up the country's last
-	// tables for seconds.
-	led []*groupAcc
-}
-
-// groupAcc is a group being collected.
-type groupAcc struct {
-	leader      string
-	size, total int64
-	members     []member
-	led         bool // in groupBuilder.led
-}
-
 // member is a kw.GroupMember without pointers: has says which of volume
 // and cpc are given (bit 0 volume, bit 1 cpc).
 type member struct {
@@ -169,104 +142,117 @@ func newMember(keyword string, volume, cpc *int64, overlap int32) member {
 	return m
 }
 
-func (gb *groupBuilder) add(leader string, m member) {
-	if gb.groups == nil {
-		gb.groups = map[string]*groupAcc{}
-	}
-	g := gb.groups[leader]
-	if g == nil {
-		leader = strings.Clone(leader)
-		g = &groupAcc{leader: leader}
-		gb.groups[leader] = g
-	}
-	g.size++
-	if m.has&1 != 0 && m.volume > 0 {
-		g.total += m.volume
-	}
-	if m.keyword == leader {
-		m.keyword = g.leader
-		if !g.led {
-			g.led = true
-			gb.led = append(gb.led, g)
-		}
-	}
-	// The keyword is kept as it is: the keywords stream's texts are
-	// slices of one string per row group, never changed, so a copy would
-	// only cost an allocation a keyword.
-	g.members = append(g.members, m)
-	if len(g.members) >= 2*kw.MaxGroupMembers {
-		g.trim()
-	}
+// The intent groups of a country are made from what the explorer's
+// builder collects of every keyword anyway (its text, its leader, its
+// numbers, by id in text order), once the country's keywords end: a group
+// is named by its leader's text, its members are the keywords that name
+// it, and it is written in key order. Collecting the groups apart, in a
+// map of growing member lists beside the explorer's own copy of the same
+// keywords, had cost a tenth of a build's CPU and, at ten million
+// keywords, the bulk of its heap.
+
+// intentGroup is a group of a country: its leader's text and its
+// members, ids in the builder's members list [first, end).
+type intentGroup struct {
+	leader     string
+	first, end uint32
 }
 
-// memberCmp is groupMemberCmp of two members.
-func memberCmp(a, b *member) int {
-	if a.volume != b.volume { // a missing volume is 0, and ranks as 0
-		if a.volume > b.volume {
-			return -1
+// intentGroups returns the country's groups in key order (by leader) and
+// their members, each group's in id order: a keyword that leads its own
+// group names it by its text, any other by its leader's, whether or not
+// that leader is a keyword of the country.
+func (eb *exploreBuilder) intentGroups() ([]intentGroup, []uint32) {
+	n, nl := len(eb.texts), len(eb.leaders)
+	found := eb.findLeaders()
+	// A group's number: a keyword's id for the group its text names, n
+	// plus the place in leaders of a leader that is no keyword.
+	gid := func(id int) int {
+		l := eb.leader[id]
+		if l == 0 {
+			return id
 		}
-		return 1
+		if f := found[l-1]; f != math.MaxUint32 {
+			return int(f)
+		}
+		return n + int(l) - 1
 	}
-	return strings.Compare(a.keyword, b.keyword)
+	start := make([]uint32, n+nl+1)
+	for id := range n {
+		start[gid(id)+1]++
+	}
+	for g := range n + nl {
+		start[g+1] += start[g]
+	}
+	members := make([]uint32, n)
+	next := slices.Clone(start[:n+nl])
+	for id := range n {
+		g := gid(id)
+		members[next[g]] = uint32(id)
+		next[g]++
+	}
+	var outside []int // leaders that are no keyword, by text
+	for l := range nl {
+		if start[n+l+1] > start[n+l] {
+			outside = append(outside, l)
+		}
+	}
+	slices.SortFunc(outside, func(a, b int) int { return strings.Compare(eb.leaders[a], eb.leaders[b]) })
+	groups := make([]intentGroup, 0, n/2+len(outside))
+	o := 0
+	for id := range n {
+		if start[id+1] == start[id] {
+			continue
+		}
+		for ; o < len(outside) && eb.leaders[outside[o]] < eb.texts[id]; o++ {
+			g := n + outside[o]
+			groups = append(groups, intentGroup{eb.leaders[outside[o]], start[g], start[g+1]})
+		}
+		groups = append(groups, intentGroup{eb.texts[id], start[id], start[id+1]})
+	}
+	for ; o < len(outside); o++ {
+		g := n + outside[o]
+		groups = append(groups, intentGroup{eb.leaders[outside[o]], start[g], start[g+1]})
+	}
+	return groups, members
 }
 
-func (g *groupAcc) trim() {
-	slices.SortFunc(g.members, func(a, b member) int { return memberCmp(&a, &b) })
-	if len(g.members) > kw.MaxGroupMembers {
-		clear(g.members[kw.MaxGroupMembers:])
-		g.members = g.members[:kw.MaxGroupMembers]
-	}
-}
-
-// appendValue appends the group's value as EncodeGroup encodes it, its
-// members ranked and trimmed, straight from the flat members: filling a
-// kw.IntentGroup first, with a number pointer a member, was a third of
-// the cost of writing the groups.
-func (g *groupAcc) appendValue(dst []byte) []byte {
-	g.trim()
-	m := g.members[:min(len(g.members), kw.MaxGroupMembers)]
-	dst = appendGroupHead(dst, g.size, g.total, len(m))
-	for i := range m {
-		var volume, cpc *int64
-		if m[i].has&1 != 0 {
-			volume = &m[i].volume
+// appendGroupValue appends group g's value as EncodeGroup encodes it, its
+// members ranked (volume descending, a missing one as 0, then text: ids
+// are in text order) and trimmed; ids is scratch that g's members are
+// ranked in, and is returned for reuse.
+func (eb *exploreBuilder) appendGroupValue(dst []byte, g intentGroup, members, ids []uint32) ([]byte, []uint32) {
+	ids = append(ids[:0], members[g.first:g.end]...)
+	var total int64
+	for _, id := range ids {
+		if eb.has[id]&hasVolume != 0 && eb.vol[id] > 0 {
+			total += eb.vol[id]
 		}
-		if m[i].has&2 != 0 {
-			cpc = &m[i].cpc
-		}
-		dst = appendGroupMember(dst, m[i].keyword, volume, cpc, m[i].overlap)
 	}
-	return dst
-}
-
-// sorted returns the groups by leader and forgets them. The keywords
-// must have been added in key order.
-func (gb *groupBuilder) sorted() []*groupAcc {
-	// Groups whose leader is not a keyword of the country (an intents
-	// partition that names one) are few; they are sorted and merged in.
-	var rest []*groupAcc
-	if len(gb.led) < len(gb.groups) {
-		for _, g := range gb.groups {
-			if !g.led {
-				rest = append(rest, g)
+	if len(ids) > 1 {
+		slices.SortFunc(ids, func(a, b uint32) int {
+			if va, vb := eb.vol[a], eb.vol[b]; va != vb {
+				if va > vb {
+					return -1
+				}
+				return 1
 			}
+			return int(a) - int(b)
+		})
+	}
+	m := ids[:min(len(ids), kw.MaxGroupMembers)]
+	dst = appendGroupHead(dst, int64(len(ids)), total, len(m))
+	for _, id := range m {
+		var volume, cpc *int64
+		if eb.has[id]&hasVolume != 0 {
+			volume = &eb.vol[id]
 		}
-		slices.SortFunc(rest, func(a, b *groupAcc) int { return strings.Compare(a.leader, b.leader) })
-	}
-	led := gb.led
-	*gb = groupBuilder{}
-	if len(rest) == 0 {
-		return led
-	}
-	out := make([]*groupAcc, 0, len(led)+len(rest))
-	for len(led) > 0 && len(rest) > 0 {
-		if led[0].leader < rest[0].leader {
-			out, led = append(out, led[0]), led[1:]
-		} else {
-			out, rest = append(out, rest[0]), rest[1:]
+		if eb.has[id]&hasCPC != 0 {
+			cpc = &eb.cpc[id]
 		}
+		dst = appendGroupMember(dst, eb.texts[id], volume, cpc, eb.overlap[id])
 	}
-	return append(append(out, led...), rest...)
+	return dst, ids
 }
 
 // groupWriters is the number of goroutines that encode and write the
@@ -278,10 +264,11 @@ const groupWriters = 2
 
 var minGroupsSplit = 64 << 10
 
-// write writes the country's groups into tables of set, in key order (by
-// leader), and returns their number; the builder is empty after it.
-func (gb *groupBuilder) write(ctx context.Context, set *tableSet, cc string) (int, error) {
-	groups := gb.sorted()
+// writeGroups writes the country's intent groups into tables of set, in
+// key order (by leader), and returns their number. It only reads the
+// builder, so it may run beside write.
+func (eb *exploreBuilder) writeGroups(ctx context.Context, set *tableSet, cc string) (int, error) {
+	groups, members := eb.intentGroups()
 	parts := 1
 	if len(groups) >= minGroupsSplit {
 		parts = groupWriters
@@ -291,33 +278,31 @@ func (gb *groupBuilder) write(ctx context.Context, set *tableSet, cc string) (in
 	for p := range parts {
 		part := groups[p*len(groups)/parts : (p+1)*len(groups)/parts]
 		wg.Go(func() {
-			_, errs[p] = writeTables(ctx, set, func(tw *tableWriter) (int, error) { return writeGroups(ctx, tw, cc, part) })
+			_, errs[p] = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
+				var key, val []byte
+				var ids []uint32
+				for i, g := range part {
+					if i%4096 == 0 {
+						if err := ctx.Err(); err != nil {
+							return 0, err
+						}
+					}
+					var ok bool
+					if key, ok = appendGroupKey(key[:0], cc, g.leader); !ok {
+						return 0, fmt.Errorf("country code %q is not two letters", cc)
+					}
+					val, ids = eb.appendGroupValue(val[:0], g, members, ids)
+					if err := tw.add(key, val); err != nil {
+						return 0, err
+					}
+				}
+				return len(part), nil
+			})
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
-	}
-	return len(groups), nil
-}
-
-// writeGroups appends groups, sorted by leader, to tw.
-func writeGroups(ctx context.Context, tw *tableWriter, cc string, groups []*groupAcc) (int, error) {
-	var key, val []byte
-	for i, g := range groups {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-		}
-		var ok bool
-		if key, ok = appendGroupKey(key[:0], cc, g.leader); !ok {
-			return 0, fmt.Errorf("country code %q is not two letters", cc)
-		}
-		val = g.appendValue(val[:0])
-		if err := tw.add(key, val); err != nil {
-			return 0, err
-		}
 	}
 	return len(groups), nil
 }

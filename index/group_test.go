@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -168,7 +169,7 @@ func TestBuildIntentGroups(t *testing.T) {
 	}
 }
 
-func TestGroupBuilderSorted(t *testing.T) {
+func TestIntentGroupsSorted(t *testing.T) {
 	tests := []struct {
 		name string
 		adds [][2]string // keyword, leader, in key order
@@ -183,19 +184,29 @@ func TestGroupBuilderSorted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var gb groupBuilder
+			eb := newExploreBuilder("us", 0)
 			for _, a := range tt.adds {
-				gb.add(a[1], member{keyword: a[0]})
+				eb.add(a[1], member{keyword: a[0]}, 0, false)
 			}
 			var got []string
-			for _, g := range gb.sorted() {
-				got = append(got, fmt.Sprintf("%s:%d", g.leader, g.size))
+			groups, members := eb.intentGroups()
+			for _, g := range groups {
+				var names []string
+				for _, id := range members[g.first:g.end] {
+					names = append(names, eb.texts[id])
+				}
+				got = append(got, fmt.Sprintf("%s:%d", g.leader, g.end-g.first))
+				// Every member names the group.
+				for _, name := range names {
+					for _, a := range tt.adds {
+						if a[0] == name && a[1] != g.leader {
+							t.Errorf("group %s holds %s, of group %s", g.leader, name, a[1])
+						}
+					}
+				}
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("sorted() = %v, want %v", got, tt.want)
-			}
-			if gb.groups != nil || gb.led != nil {
-				t.Error("the builder still holds groups after sorted()")
+				t.Errorf("intentGroups() = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -229,39 +240,45 @@ func TestGroupAppendValueMatchesEncodeGroup(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{0, 1, 7, kw.MaxGroupMembers, 2*kw.MaxGroupMembers - 1, 3 * kw.MaxGroupMembers} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			var gb groupBuilder
-			for i := range n {
-				// Keywords are unique in a country; volumes repeat.
-				m := member{keyword: fmt.Sprintf("k%04d-%d", r.IntN(10*n+1), i), overlap: int32(r.IntN(30) - 5)}
+			// Keywords are unique in a country and arrive in text order;
+			// volumes repeat.
+			texts := map[string]bool{"leader": true}
+			for len(texts) < n {
+				texts[fmt.Sprintf("k%04d", r.IntN(10*n+1))] = true
+			}
+			eb := newExploreBuilder("us", 0)
+			var all []kw.GroupMember // the reference
+			for _, text := range slices.Sorted(maps.Keys(texts))[:n] {
+				m := member{keyword: text, overlap: int32(r.IntN(30) - 5)}
+				gm := kw.GroupMember{Keyword: m.keyword, Overlap: m.overlap}
 				if r.IntN(4) > 0 {
 					m.volume, m.has = int64(r.IntN(2000)-100), m.has|1
+					gm.Volume = i64(m.volume)
 				}
 				if r.IntN(4) > 0 {
 					m.cpc, m.has = int64(r.IntN(5_000_000)), m.has|2
+					gm.CPCMicros = i64(m.cpc)
 				}
-				if i == 0 {
-					m.keyword = "leader"
-				}
-				gb.add("leader", m)
+				eb.add("leader", m, 0, false)
+				all = append(all, gm)
 			}
-			for _, g := range gb.sorted() {
-				// The reference: the members ranked by groupMemberCmp and
-				// trimmed, as kw.GroupMembers with pointers.
-				var all []kw.GroupMember
-				for _, m := range g.members {
-					gm := kw.GroupMember{Keyword: m.keyword, Overlap: m.overlap}
-					if m.has&1 != 0 {
-						gm.Volume = i64(m.volume)
-					}
-					if m.has&2 != 0 {
-						gm.CPCMicros = i64(m.cpc)
-					}
-					all = append(all, gm)
+			groups, members := eb.intentGroups()
+			if n > 0 && len(groups) != 1 {
+				t.Fatalf("%d groups, want 1", len(groups))
+			}
+			var total int64
+			for _, m := range all {
+				if v := kw.Deref(m.Volume); v > 0 {
+					total += v
 				}
-				slices.SortStableFunc(all, func(a, b kw.GroupMember) int { return groupMemberCmp(&a, &b) })
-				want := EncodeGroup(nil, &kw.IntentGroup{Size: g.size, TotalVolume: g.total, Members: all})
-				if got := g.appendValue(nil); !bytes.Equal(got, want) {
-					t.Fatalf("appendValue = %x\nEncodeGroup = %x", got, want)
+			}
+			// The members ranked by groupMemberCmp and trimmed, as
+			// kw.GroupMembers with pointers.
+			slices.SortStableFunc(all, func(a, b kw.GroupMember) int { return groupMemberCmp(&a, &b) })
+			for _, g := range groups {
+				want := EncodeGroup(nil, &kw.IntentGroup{Size: int64(n), TotalVolume: total, Members: all})
+				if got, _ := eb.appendGroupValue(nil, g, members, nil); !bytes.Equal(got, want) {
+					t.Fatalf("appendGroupValue = %x\nEncodeGroup = %x", got, want)
 				}
 			}
 		})

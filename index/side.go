@@ -9,16 +9,17 @@ import (
 	"github.com/kwdata/kwdata/kw"
 )
 
-// The intent groups and the suggestion tables of a country are built from
-// the same stream of keywords as its entries, but nothing of either goes
-// into an entry: the merge hands each keyword's intent, text and numbers
-// to two goroutines of their own, in batches, and each writes its tables
-// into SSTables of its own once the country's keywords end. The merge
-// had carried both builders and both writes, beside the encoding and the
-// SSTable writer of every entry: more than half of a build's CPU, on one
-// core.
+// The intent groups, the suggestion tables and the explorer's tables of a
+// country are built from the same stream of keywords as its entries, but
+// nothing of them goes into an entry: the merge hands each keyword's
+// intent, text and numbers to two goroutines of their own, in batches
+// (the suggestion builder; the explorer's builder, which also collects
+// what the groups need), and each writes its tables into SSTables of its
+// own once the country's keywords end. The merge had carried the
+// builders and their writes, beside the encoding and the SSTable writer
+// of every entry: more than half of a build's CPU, on one core.
 
-// noted is what the group and suggestion builders take of one keyword.
+// noted is what the side builders take of one keyword.
 // Its member owns its numbers, since a keyword record points into a chunk
 // the keywords stream reuses; the texts are slices of strings no one
 // changes.
@@ -43,15 +44,15 @@ type notesBatch struct {
 	users atomic.Int32
 }
 
-// sideBuilders runs the group, the suggestion and the explorer builders
-// of one country.
+// sideBuilders runs the suggestion and the explorer builders of one
+// country; the latter writes its intent groups too.
 type sideBuilders struct {
-	cancel                   context.CancelFunc
-	groups, suggest, explore chan *notesBatch
-	free                     chan *notesBatch
-	cur                      *notesBatch
-	wg                       sync.WaitGroup
-	closed                   bool
+	cancel           context.CancelFunc
+	suggest, explore chan *notesBatch
+	free             chan *notesBatch
+	cur              *notesBatch
+	wg               sync.WaitGroup
+	closed           bool
 
 	// Set by the builders; read after wg.Wait.
 	groupsErr, suggestErr, exploreErr     error
@@ -64,27 +65,11 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sideBuilders{
 		cancel:  cancel,
-		groups:  make(chan *notesBatch, notesAhead),
 		suggest: make(chan *notesBatch, notesAhead),
 		explore: make(chan *notesBatch, notesAhead),
-		free:    make(chan *notesBatch, 3*notesAhead+2),
+		free:    make(chan *notesBatch, 2*notesAhead+2),
 	}
-	s.wg.Add(3)
-	go func() {
-		defer s.wg.Done()
-		var gb groupBuilder
-		for b := range s.groups {
-			if ctx.Err() == nil {
-				for i := range b.notes {
-					gb.add(b.notes[i].intent, b.notes[i].m)
-				}
-			}
-			s.release(b)
-		}
-		if s.groupsErr = ctx.Err(); s.groupsErr == nil {
-			s.nGroups, s.groupsErr = gb.write(ctx, set, cc)
-		}
-	}()
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		var sb suggestBuilder
@@ -108,21 +93,22 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 		for b := range s.explore {
 			if ctx.Err() == nil {
 				for i := range b.notes {
-					if !exploreTables {
-						break
-					}
 					n := &b.notes[i]
 					eb.add(n.intent, n.m, n.comp, n.hasComp)
 				}
 			}
 			s.release(b)
 		}
-		if !exploreTables {
+		if s.groupsErr = ctx.Err(); s.groupsErr != nil {
 			return
 		}
-		if s.exploreErr = ctx.Err(); s.exploreErr == nil {
-			s.nPostings, s.exploreErr = eb.write(ctx, set, cc)
+		// Both only read the builder.
+		var wg sync.WaitGroup
+		if eb.tables {
+			wg.Go(func() { s.nPostings, s.exploreErr = eb.write(ctx, set, cc) })
 		}
+		s.nGroups, s.groupsErr = eb.writeGroups(ctx, set, cc)
+		wg.Wait()
 	}()
 	return s
 }
@@ -164,8 +150,7 @@ func (s *sideBuilders) note(intent string, m member, competition *float64) {
 func (s *sideBuilders) send() {
 	b := s.cur
 	s.cur = nil
-	b.users.Store(3)
-	s.groups <- b
+	b.users.Store(2)
 	s.suggest <- b
 	s.explore <- b
 }
@@ -210,7 +195,6 @@ func (s *sideBuilders) abort() {
 func (s *sideBuilders) stop() {
 	if !s.closed {
 		s.closed = true
-		close(s.groups)
 		close(s.suggest)
 		close(s.explore)
 	}
