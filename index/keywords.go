@@ -60,7 +60,14 @@ type kwChunk struct {
 	// and months, a dozen months a keyword), so that those cost no
 	// allocation and no copy a row.
 	intern map[string]string
+	first  [3][]string // each column's first kwFirstTexts distinct texts
+	hint   [3]int      // where in first to look first
 }
+
+// kwFirstTexts is how many of a column's texts are compared before the
+// intern map is looked up: a month list's dozen or two months, a handful
+// of ranges and levels.
+const kwFirstTexts = 24
 
 // kwInternMax bounds a chunk's interned texts; past it, a text is
 // copied.
@@ -188,14 +195,30 @@ func (c *kwChunk) interned(slot int, b *lake.Batch, col, from, to int) []string 
 		c.intern = map[string]string{}
 	}
 	out := c.small[slot][:0]
+	first := &c.first[slot]
+next:
 	for i := from; i < to; i++ {
 		v := b.Bytes(col, i)
+		// The column's first few texts, most often all it has, are
+		// compared before the map is hashed, from the one after the last
+		// found: a month list repeats its months in order.
+		for k := range *first {
+			j := (c.hint[slot] + k) % len(*first)
+			if s := (*first)[j]; string(v) == s {
+				out = append(out, s)
+				c.hint[slot] = j + 1
+				continue next
+			}
+		}
 		s, ok := c.intern[string(v)]
 		if !ok {
 			s = string(v)
 			if len(c.intern) < kwInternMax {
 				c.intern[s] = s
 			}
+		}
+		if len(*first) < kwFirstTexts {
+			*first = append(*first, s)
 		}
 		out = append(out, s)
 	}
