@@ -621,7 +621,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 	if err := side.finish(); err != nil {
 		return err
 	}
-	nGroups, nPrefixes, nWords, nPostings := side.nGroups, side.nPrefixes, side.nWords, side.nPostings
+	nGroups, nPrefixes, nWords, nPostings := side.nGroups, side.nPrefixes, side.nWords+side.nWordRecords, side.nPostings
 	if related.missing {
 		log.Warn("no related partition; keywords have no related keywords", "dataset", kw.DatasetRelated)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -106,6 +107,13 @@ type exploreBuilder struct {
 	// tables: whether the explorer's tables are wanted (exploreTables),
 	// else only what the intent groups need is collected.
 	tables bool
+	// wordRecords: whether write also writes the suggestion tables' word
+	// records, from the words' postings (writeWordRecords), in place of
+	// the suggestion builder: with the tables, for a language written
+	// with spaces.
+	wordRecords bool
+	// What write wrote of the word records.
+	nWordRecords int
 
 	wordID  map[string]uint32
 	words   []string // by id
@@ -136,6 +144,7 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 	if c, ok := kw.LookupCountry(cc); ok {
 		eb.noSpace = kw.NoSpaceLanguage(c.LanguageCode)
 	}
+	eb.wordRecords = eb.tables && !eb.noSpace
 	return eb
 }
 
@@ -379,7 +388,7 @@ func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (
 		})
 	})
 	n, err := writeTables(ctx, set, func(tw *tableWriter) (int, error) {
-		return eb.writeLists(ctx, tw, cc, order, extras)
+		return eb.writeLists(ctx, set, tw, cc, order, extras)
 	})
 	wg.Wait()
 	return n, errors.Join(colErr, err)
@@ -450,11 +459,28 @@ func (eb *exploreBuilder) writeColumns(ctx context.Context, tw *tableWriter, cc 
 
 // writeLists writes the grams' postings ('g', for a language written
 // without spaces), the meta record ('m'), the pairs' postings ('p') and
-// the words' ('w'), and returns the number of postings lists.
-func (eb *exploreBuilder) writeLists(ctx context.Context, tw *tableWriter, cc string, order []uint32, extras []string) (int, error) {
+// the words' ('w'), and returns the number of postings lists; with
+// wordRecords, it writes the word records beside them, into tables of
+// set.
+func (eb *exploreBuilder) writeLists(ctx context.Context, set *tableSet, tw *tableWriter, cc string, order []uint32, extras []string) (_ int, err error) {
 	n := len(eb.texts)
 	noSpace := eb.noSpace
 	postings := eb.postings(order)
+	if eb.wordRecords {
+		var wg sync.WaitGroup
+		var wordsErr error
+		wg.Go(func() {
+			eb.nWordRecords, wordsErr = writeTables(ctx, set, func(tw *tableWriter) (int, error) {
+				return eb.writeWordRecords(ctx, tw, cc, order, postings)
+			})
+		})
+		defer func() {
+			wg.Wait()
+			if wordsErr != nil {
+				err = fmt.Errorf("cannot write word records: %w", wordsErr)
+			}
+		}()
+	}
 	var pairs []pairPostings
 	if !noSpace {
 		pairs = eb.pairPostings(order)
@@ -559,6 +585,113 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 	}
 	slices.SortFunc(out, func(a, b pairPostings) int { return strings.Compare(a.text, b.text) })
 	return out
+}
+
+// writeWordRecords writes the suggestion tables' word records (wordSep,
+// by word) from the words' postings, and returns their number.
+func (eb *exploreBuilder) writeWordRecords(ctx context.Context, tw *tableWriter, cc string, order []uint32, p wordPostings) (int, error) {
+	var key, val []byte
+	n := 0
+	err := eb.eachWordRecord(ctx, order, p, func(word string, list []scored) error {
+		key, _ = appendTableKey(key[:0], cc, wordSep, word)
+		val = encodeKeywords(val[:0], list)
+		n++
+		return tw.add(key, val)
+	})
+	return n, err
+}
+
+// eachWordRecord calls fn with each word record, by word, as the
+// suggestion builder would keep them: for each word that some keyword
+// holds after its first word, the wordCandidates best of those keywords,
+// by volume descending (a missing or negative one as 0), then text. A
+// postings list is in rank order (volume descending, missing ones last,
+// then text), which is that order for the keywords of a positive volume;
+// the rest, of score 0 alike, are ranked by text (id), the smallest kept.
+// fn must not keep list.
+func (eb *exploreBuilder) eachWordRecord(ctx context.Context, order []uint32, p wordPostings, fn func(word string, list []scored) error) error {
+	byText := make([]uint32, len(eb.words))
+	for i := range byText {
+		byText[i] = uint32(i)
+	}
+	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(eb.words[a], eb.words[b]) })
+	var (
+		best, zero []uint32
+		list       []scored
+	)
+	for i, w := range byText {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		best, zero = best[:0], zero[:0]
+		for _, r := range p.ranks[p.start[w]:p.start[w+1]] {
+			id := order[r]
+			if !eb.afterFirst(id, w) {
+				continue
+			}
+			if eb.has[id]&hasVolume != 0 && eb.vol[id] > 0 {
+				// Only keywords of a positive volume come before the
+				// first of score 0, so zero is still empty.
+				if best = append(best, id); len(best) == wordCandidates {
+					break
+				}
+				continue
+			}
+			zero = keepSmallest(zero, id, wordCandidates-len(best))
+		}
+		if len(best)+len(zero) == 0 {
+			continue
+		}
+		list = list[:0]
+		for _, id := range best {
+			list = append(list, scored{eb.texts[id], eb.vol[id]})
+		}
+		for _, id := range zero {
+			list = append(list, scored{eb.texts[id], 0})
+		}
+		if err := fn(eb.words[w], list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepSmallest adds id to ids, the smallest ids offered, ascending, if
+// it is among the m smallest.
+func keepSmallest(ids []uint32, id uint32, m int) []uint32 {
+	if len(ids) == m {
+		if m == 0 || id >= ids[m-1] {
+			return ids
+		}
+		ids = ids[:m-1]
+	}
+	i, _ := slices.BinarySearch(ids, id)
+	ids = append(ids, 0)
+	copy(ids[i+1:], ids[i:])
+	ids[i] = id
+	return ids
+}
+
+// afterFirst reports whether keyword id holds word w after its first
+// word, where the suggestion tables count a word.
+func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
+	text := eb.texts[id]
+	if eb.kwWords[eb.kwOff[id]] != w || strings.HasPrefix(text, " ") {
+		return true
+	}
+	// w is the keyword's first word: it counts if it comes again.
+	if _, rep := slices.BinarySearch(eb.repeats, id); !rep {
+		return false
+	}
+	_, rest, _ := strings.Cut(text, " ")
+	for t := range strings.SplitSeq(rest, " ") {
+		if t == eb.words[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // wordPostings is every word's ranks, ascending, back to back.

@@ -57,6 +57,7 @@ type sideBuilders struct {
 	// Set by the builders; read after wg.Wait.
 	groupsErr, suggestErr, exploreErr     error
 	nGroups, nPrefixes, nWords, nPostings int
+	nWordRecords                          int // the word records the explorer's builder wrote
 }
 
 // startSideBuilders starts the builders of country cc; they write into
@@ -69,10 +70,11 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 		explore: make(chan *notesBatch, notesAhead),
 		free:    make(chan *notesBatch, 2*notesAhead+2),
 	}
+	eb := newExploreBuilder(cc, keywords)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		var sb suggestBuilder
+		sb := suggestBuilder{noWords: eb.wordRecords}
 		for b := range s.suggest {
 			if ctx.Err() == nil {
 				for i := range b.notes {
@@ -89,7 +91,6 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 	}()
 	go func() {
 		defer s.wg.Done()
-		eb := newExploreBuilder(cc, keywords)
 		for b := range s.explore {
 			if ctx.Err() == nil {
 				for i := range b.notes {
@@ -109,6 +110,7 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 		}
 		s.nGroups, s.groupsErr = eb.writeGroups(ctx, set, cc)
 		wg.Wait()
+		s.nWordRecords = eb.nWordRecords
 	}()
 	return s
 }

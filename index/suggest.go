@@ -131,6 +131,9 @@ type suggestBuilder struct {
 	stack   []prefixNode // the open prefixes of prev, shortest first
 	records []prefixRecord
 	words   map[string]*topN
+	// noWords: the explorer's builder writes the word records
+	// (exploreBuilder.writeWordRecords); this one keeps none.
+	noWords bool
 	free    [][]scored // lists of closed prefixes without a record, for reuse
 	seen    []string   // words of the current keyword
 	// last holds the last PrefixScanLimit+1 keywords added, at n modulo
@@ -198,6 +201,9 @@ func (sb *suggestBuilder) add(keyword string, volume int64) {
 		}
 	}
 	sb.prev = keyword
+	if sb.noWords {
+		return
+	}
 	// Words after the first, each once.
 	if sb.words == nil {
 		sb.words = map[string]*topN{}

@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -333,4 +335,82 @@ func FuzzDecodeKeywords(f *testing.F) {
 			t.Fatalf("round trip changed %q to %q (%v)", list, again, err)
 		}
 	})
+}
+
+// TestWordRecordsFromPostingsMatchSuggestBuilder holds the word records
+// the explorer's builder makes from its postings to those the suggestion
+// builder keeps as the keywords stream by, on keywords whose first word
+// comes again, that begin with a space, of volumes positive, zero,
+// negative, missing and tied, and of few and many candidates a word.
+func TestWordRecordsFromPostingsMatchSuggestBuilder(t *testing.T) {
+	vocab := []string{"a", "b", "c", "run", "shoe", "über", "x"}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		texts := map[string]bool{}
+		n := 1 + rng.IntN(400)
+		for len(texts) < n {
+			words := make([]string, 1+rng.IntN(4))
+			for i := range words {
+				words[i] = vocab[rng.IntN(len(vocab))]
+			}
+			k := strings.Join(words, " ")
+			if rng.IntN(30) == 0 {
+				k = " " + k
+			}
+			texts[k] = true
+		}
+		sb := suggestBuilder{}
+		eb := newExploreBuilder("us", 0)
+		if !eb.wordRecords {
+			t.Fatal("the explorer's builder of us does not make word records")
+		}
+		for _, k := range slices.Sorted(maps.Keys(texts)) {
+			m := member{keyword: k}
+			switch rng.IntN(5) {
+			case 0: // missing
+			case 1:
+				m.has = hasVolume // zero
+			case 2:
+				m.volume, m.has = -int64(rng.IntN(3)), hasVolume
+			default:
+				m.volume, m.has = int64(1+rng.IntN(20)), hasVolume
+			}
+			sb.add(k, m.volume)
+			eb.add(k, m, 0, false)
+		}
+		want := map[string][]string{}
+		for w, top := range sb.words {
+			for _, s := range top.list {
+				want[w] = append(want[w], s.keyword)
+			}
+		}
+		got := map[string][]string{}
+		var words []string
+		order := eb.rankOrder()
+		err := eb.eachWordRecord(context.Background(), order, eb.postings(order), func(w string, list []scored) error {
+			words = append(words, w)
+			for _, s := range list {
+				got[w] = append(got[w], s.keyword)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.IsSorted(words) {
+			t.Errorf("seed %d: words not in key order: %q", seed, words)
+		}
+		if !reflect.DeepEqual(got, want) {
+			for w := range want {
+				if !reflect.DeepEqual(got[w], want[w]) {
+					t.Errorf("seed %d, word %q:\n got %q\nwant %q", seed, w, got[w], want[w])
+				}
+			}
+			for w := range got {
+				if _, ok := want[w]; !ok {
+					t.Errorf("seed %d: word %q has a record it should not have: %q", seed, w, got[w])
+				}
+			}
+		}
+	}
 }
