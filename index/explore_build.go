@@ -99,11 +99,14 @@ type exploreBuilder struct {
 	leader    []uint32
 	leaders   []string
 	leaderIdx map[string]uint32
-	vol       []int64
-	cpc       []int64
-	comp      []float64
-	has       []uint8
-	overlap   []int32
+	// The last intent looked up in leaderIdx, and its place.
+	lastIntent string
+	lastLeader uint32
+	vol        []int64
+	cpc        []int64
+	comp       []float64
+	has        []uint8
+	overlap    []int32
 	// tables: whether the explorer's tables are wanted (exploreTables),
 	// else only what the intent groups need is collected.
 	tables bool
@@ -151,13 +154,19 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp bool) {
 	eb.texts = append(eb.texts, m.keyword)
 	var l uint32
-	if intent != m.keyword && intent != "" {
+	switch {
+	case intent == m.keyword || intent == "":
+	case intent == eb.lastIntent && eb.lastLeader != 0:
+		// Keywords of one group often come one after another.
+		l = eb.lastLeader
+	default:
 		var ok bool
 		if l, ok = eb.leaderIdx[intent]; !ok {
 			eb.leaders = append(eb.leaders, intent)
 			l = uint32(len(eb.leaders))
 			eb.leaderIdx[intent] = l
 		}
+		eb.lastIntent, eb.lastLeader = intent, l
 	}
 	eb.leader = append(eb.leader, l)
 	eb.vol = append(eb.vol, m.volume)
