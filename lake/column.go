@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -178,11 +179,14 @@ func (c *column) read(cc parquet.ColumnChunk) error {
 
 // fast copies a plain page's values as they are (nulls as zero values,
 // where the definition levels say), and reports false for a page it does
-// not handle: dictionary-encoded, repeated, or of booleans, which are
-// stored as bits.
+// not handle: dictionary-encoded or repeated; booleans, stored as bits,
+// go to fastBools.
 func (c *column) fast(page parquet.Page) bool {
-	if page.Dictionary() != nil || page.RepetitionLevels() != nil || c.kind == parquet.Boolean {
+	if page.Dictionary() != nil || page.RepetitionLevels() != nil {
 		return false
+	}
+	if c.kind == parquet.Boolean {
+		return c.fastBools(page)
 	}
 	v := page.Data()
 	defs := page.DefinitionLevels()
@@ -220,6 +224,38 @@ func (c *column) fast(page parquet.Page) bool {
 		return true
 	}
 	return false
+}
+
+// fastBools reads a page of booleans without nulls through its own
+// reader of bools, not one parquet.Value at a time (a related
+// partition's same_intent, ten a keyword, had been a sixth of the cost of
+// reading it), and reports false, having read nothing, for a page it
+// does not handle.
+func (c *column) fastBools(page parquet.Page) bool {
+	if page.NumNulls() > 0 {
+		return false
+	}
+	r, ok := page.Values().(parquet.BooleanReader)
+	if !ok {
+		return false
+	}
+	start := len(c.bools)
+	c.bools = slices.Grow(c.bools, int(page.NumValues()))[:start+int(page.NumValues())]
+	got := start
+	for got < len(c.bools) {
+		n, err := r.ReadBooleans(c.bools[got:])
+		got += n
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || n == 0 {
+			// The value-by-value path reads it again, and says what is wrong.
+			c.bools = c.bools[:start]
+			return false
+		}
+	}
+	c.bools = c.bools[:got]
+	return true
 }
 
 // readList replaces the values of a list leaf with those of one column
