@@ -341,6 +341,9 @@ func (c *column) listFast(page parquet.Page) (bool, error) {
 	if n != present {
 		return false, nil
 	}
+	if present == len(defs) {
+		return true, c.listAllPresent(reps, pd, po, i32, i64, f64)
+	}
 	k := 0 // the next present value
 	for i, rep := range reps {
 		if rep == 0 {
@@ -384,6 +387,40 @@ func (c *column) listFast(page parquet.Page) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// listAllPresent is listFast for a page whose every level is a value (no
+// null and no empty list, a trend's months): the values are copied at
+// once, not one level at a time.
+func (c *column) listAllPresent(reps []byte, pd []byte, po []uint32, i32 []int32, i64 []int64, f64 []float64) error {
+	base := c.values()
+	for i, rep := range reps {
+		if rep == 0 {
+			c.spans = append(c.spans, uint32(base+i))
+		} else if len(c.spans) == 0 {
+			return fmt.Errorf("a list continues a row that never began")
+		}
+	}
+	at := len(c.null)
+	c.null = slices.Grow(c.null, len(reps))[:at+len(reps)]
+	clear(c.null[at:])
+	switch c.kind {
+	case parquet.ByteArray:
+		if len(po) > 0 {
+			off := uint32(len(c.data)) - po[0]
+			c.data = append(c.data, pd[po[0]:po[len(po)-1]]...)
+			for _, x := range po[1:] {
+				c.offs = append(c.offs, off+x)
+			}
+		}
+	case parquet.Int32:
+		c.i32 = append(c.i32, i32...)
+	case parquet.Int64:
+		c.i64 = append(c.i64, i64...)
+	case parquet.Double:
+		c.f64 = append(c.f64, f64...)
+	}
+	return nil
 }
 
 func (c *column) listPage(page parquet.Page, vals []parquet.Value) error {
