@@ -218,7 +218,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 const wordsSample = 1 << 16
 
 // wordCacheLen is the number of slots of exploreBuilder's word cache.
-const wordCacheLen = 8192
+const wordCacheLen = 1 << 14
 
 // wordSlot is a slot of the word cache: a word of up to 23 bytes, held in
 // the slot itself, and its id.
@@ -229,10 +229,9 @@ type wordSlot struct {
 }
 
 // wordOf returns the id of word w, giving it one if it has none. A
-// keyword's words are mostly a few common ones, and a map lookup reads
-// the key it compares with from wherever its keyword is in memory: a
-// direct-mapped cache holding short words in its slots answers most
-// lookups from a quarter of a MiB.
+// keyword's words are mostly a few common ones: a direct-mapped cache
+// holding short words in its slots answers most lookups from half a MiB,
+// before the map is hashed.
 func (eb *exploreBuilder) wordOf(w string) uint32 {
 	if eb.cache == nil {
 		eb.cache = new([wordCacheLen]wordSlot)
@@ -248,6 +247,10 @@ func (eb *exploreBuilder) wordOf(w string) uint32 {
 	}
 	id, ok := eb.wordID[w]
 	if !ok {
+		// A copy of its own, so that the map's keys sit together and a
+		// lookup compares with memory at hand, not with the keyword that
+		// first held the word, wherever it is.
+		w = strings.Clone(w)
 		id = uint32(len(eb.words))
 		eb.wordID[w] = id
 		eb.words = append(eb.words, w)
