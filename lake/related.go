@@ -118,10 +118,39 @@ func (g *relatedGroup) encode(cws []*parquet.ColumnWriter) error {
 	vals := make([]parquet.Value, 0, 64)
 	for c, leaf := range g.cols {
 		cw := cws[leaf]
+		null := parquet.NullValue().Level(0, 0, leaf)
 		for i := 0; i < len(g.rows); i += 64 {
 			vals = vals[:0]
-			for _, r := range g.rows[i:min(i+64, len(g.rows))] {
-				vals = append(vals, r.value(c, leaf))
+			rows := g.rows[i:min(i+64, len(g.rows))]
+			switch c {
+			case 0:
+				for k := range rows {
+					vals = append(vals, parquet.ByteArrayValue(stringBytes(rows[k].keyword)))
+				}
+			case 1:
+				for k := range rows {
+					vals = append(vals, parquet.Int32Value(rows[k].rank))
+				}
+			case 2:
+				for k := range rows {
+					vals = append(vals, parquet.ByteArrayValue(stringBytes(rows[k].related)))
+				}
+			case 3:
+				for k := range rows {
+					vals = append(vals, parquet.Int32Value(rows[k].overlap))
+				}
+			case 4:
+				for k := range rows {
+					vals = append(vals, optionalInt64(rows[k].volume, rows[k].hasVolume, null, leaf))
+				}
+			case 5:
+				for k := range rows {
+					vals = append(vals, optionalInt64(rows[k].cpc, rows[k].hasCPC, null, leaf))
+				}
+			case 6:
+				for k := range rows {
+					vals = append(vals, parquet.BooleanValue(rows[k].sameIntent))
+				}
 			}
 			if _, err := cw.WriteRowValues(vals); err != nil {
 				return err
@@ -131,31 +160,11 @@ func (g *relatedGroup) encode(cws []*parquet.ColumnWriter) error {
 	return nil
 }
 
-// value is the row's value of column c (in CreateRelated's order), whose
-// leaf index is leaf.
-func (r *relatedRow) value(c, leaf int) parquet.Value {
-	switch c {
-	case 0:
-		return parquet.ByteArrayValue(stringBytes(r.keyword))
-	case 1:
-		return parquet.Int32Value(r.rank)
-	case 2:
-		return parquet.ByteArrayValue(stringBytes(r.related))
-	case 3:
-		return parquet.Int32Value(r.overlap)
-	case 4:
-		return optionalInt64(r.volume, r.hasVolume, leaf)
-	case 5:
-		return optionalInt64(r.cpc, r.hasCPC, leaf)
-	}
-	return parquet.BooleanValue(r.sameIntent)
-}
-
-// optionalInt64 is the value of an optional INT64 column: null, at
-// definition level 0, or v at level 1.
-func optionalInt64(v int64, ok bool, leaf int) parquet.Value {
+// optionalInt64 is the value of an optional INT64 column of leaf index
+// leaf: null (at definition level 0), or v at level 1.
+func optionalInt64(v int64, ok bool, null parquet.Value, leaf int) parquet.Value {
 	if !ok {
-		return parquet.NullValue().Level(0, 0, leaf)
+		return null
 	}
 	return parquet.Int64Value(v).Level(0, 1, leaf)
 }

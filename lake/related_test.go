@@ -180,3 +180,44 @@ func TestRelatedWriterAbort(t *testing.T) {
 		t.Errorf("staging holds %q", left)
 	}
 }
+
+// BenchmarkRelatedWriter writes 500,000 related rows the way the
+// similarity stage hands them out (a batch's rows a call) through the
+// reflective Writer, the baseline, and through RelatedWriter.
+// docs/perf/similarity.md quotes it.
+func BenchmarkRelatedWriter(b *testing.B) {
+	rows := randomRelatedRows(500_000)
+	const batch = 10_000
+	b.Run("writer", func(b *testing.B) {
+		for b.Loop() {
+			w, err := Create[kw.RelatedRow](b.TempDir(), kw.DatasetRelated, "us", "2026-03-01")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < len(rows); i += batch {
+				if err := w.Write(rows[i:min(i+batch, len(rows))]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("related-writer", func(b *testing.B) {
+		for b.Loop() {
+			w, err := CreateRelated(b.TempDir(), "us", "2026-03-01")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < len(rows); i += batch {
+				if err := w.Write(rows[i:min(i+batch, len(rows))]...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
