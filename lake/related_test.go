@@ -115,6 +115,56 @@ func TestRelatedWriterMatchesWriter(t *testing.T) {
 	}
 }
 
+// TestIntentWriterMatchesWriter is TestRelatedWriterMatchesWriter for
+// IntentWriter.
+func TestIntentWriterMatchesWriter(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 2*rowsPerGroup + 777} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, uint64(n)))
+			rows := make([]kw.IntentRow, n)
+			for i := range rows {
+				k := fmt.Sprintf("keyword %09d %s", i, strings.Repeat("x", rng.IntN(40)))
+				rows[i] = kw.IntentRow{Keyword: k, Intent: k, Overlap: int32(rng.IntN(21))}
+				if rng.IntN(3) > 0 {
+					rows[i].Intent = fmt.Sprintf("keyword %09d", rng.IntN(n))
+				}
+			}
+			a, b := t.TempDir(), t.TempDir()
+			if err := WritePartition(a, kw.DatasetIntents, "us", "2026-03-01", rows); err != nil {
+				t.Fatal(err)
+			}
+			iw, err := CreateIntents(b, "us", "2026-03-01")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rest := rows; len(rest) > 0; {
+				k := min(len(rest), 1+rng.IntN(70_000))
+				if err := iw.Write(rest[:k]...); err != nil {
+					t.Fatal(err)
+				}
+				rest = rest[k:]
+			}
+			if err := iw.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			want := datasetBytes(t, a, kw.DatasetIntents)
+			got := datasetBytes(t, b, kw.DatasetIntents)
+			if len(got) != len(want) {
+				t.Fatalf("%d files, want %d", len(got), len(want))
+			}
+			for name, w := range want {
+				if !bytes.Equal(got[name], w) {
+					t.Errorf("%s differs: %d bytes, want %d", name, len(got[name]), len(w))
+				}
+			}
+			back, err := Read[kw.IntentRow](b, kw.DatasetIntents, "us", "2026-03-01")
+			if err != nil || !reflect.DeepEqual(back, rows) && n > 0 {
+				t.Fatalf("read back %d rows (%v), want the %d written", len(back), err, n)
+			}
+		})
+	}
+}
+
 // Write copies the rows' figures: the caller may reuse its rows and what
 // their pointers point to as soon as Write returns.
 func TestRelatedWriterCopiesRows(t *testing.T) {
