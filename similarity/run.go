@@ -85,17 +85,23 @@ func Run(ctx context.Context, opt RunOptions) ([]RunStats, error) {
 }
 
 // readKeywords reads the keyword, volume and CPC of a keywords partition
-// in the lake's order. Each row group's texts share one string, so a
-// keyword costs no allocation of its own.
-func readKeywords(ctx context.Context, data, cc, date string) ([]Keyword, error) {
+// in the lake's order, decoding row groups on workers goroutines. Each row
+// group's texts share one string, so a keyword costs no allocation of its
+// own.
+func readKeywords(ctx context.Context, data, cc, date string, workers int) ([]Keyword, error) {
 	n, err := lake.Rows(data, kw.DatasetKeywords, cc, date)
 	if err != nil {
 		return nil, err
 	}
 	kws := make([]Keyword, 0, n)
-	var buf []byte
-	err = lake.Scan(ctx, data, kw.DatasetKeywords, cc, date, []string{"keyword", "volume?", "cpc_micros?"}, lake.ScanOptions{}, func(b *lake.Batch) error {
-		buf = buf[:0]
+	decode := func(b *lake.Batch) error {
+		group, _ := b.Aux.([]Keyword)
+		group = group[:0]
+		size := 0
+		for r := range b.Rows {
+			size += len(b.Bytes(0, r))
+		}
+		buf := make([]byte, 0, size)
 		for r := range b.Rows {
 			buf = append(buf, b.Bytes(0, r)...)
 		}
@@ -109,10 +115,17 @@ func readKeywords(ctx context.Context, data, cc, date string) ([]Keyword, error)
 			if v, ok := b.Int64(2, r); ok {
 				k.CPCMicros = v
 			}
-			kws = append(kws, k)
+			group = append(group, k)
 		}
+		b.Aux = group
 		return nil
-	})
+	}
+	err = lake.Scan(ctx, data, kw.DatasetKeywords, cc, date, []string{"keyword", "volume?", "cpc_micros?"},
+		lake.ScanOptions{Workers: workers, Decode: decode},
+		func(b *lake.Batch) error {
+			kws = append(kws, b.Aux.([]Keyword)...)
+			return nil
+		})
 	return kws, err
 }
 
@@ -120,7 +133,7 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 	start := time.Now()
 	log := opt.Logger.With("country", cc, "date", opt.Date)
 	st := RunStats{Country: cc}
-	kws, err := readKeywords(ctx, opt.Data, cc, opt.Date)
+	kws, err := readKeywords(ctx, opt.Data, cc, opt.Date, opt.Workers)
 	if err != nil {
 		return st, fmt.Errorf("cannot read keywords: %w", err)
 	}
@@ -145,7 +158,7 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 		return st, err
 	}
 	defer rw.Abort() // no-op once committed
-	iw, err := lake.Create[kw.IntentRow](opt.Data, kw.DatasetIntents, cc, opt.Date)
+	iw, err := lake.CreateIntents(opt.Data, cc, opt.Date)
 	if err != nil {
 		return st, err
 	}
