@@ -15,14 +15,33 @@ import (
 // An IntentWriter is not safe for concurrent use. Nothing is visible in
 // the lake until Commit; Abort discards everything.
 type IntentWriter struct {
-	cw *columnsWriter[kw.IntentRow, kw.IntentRow]
+	cw *columnsWriter[kw.IntentRow, intentRow]
+}
+
+// intentRow is a kw.IntentRow with its texts as spans of its row group's
+// bytes.
+type intentRow struct {
+	keyword, intent span
+	overlap         int32
+}
+
+func addIntent(g *rowGroup[intentRow], r *kw.IntentRow) {
+	x := intentRow{intent: g.text(r.Intent), overlap: r.Overlap}
+	if r.Keyword == r.Intent {
+		x.keyword = x.intent // a leader's own row
+	} else {
+		start := len(g.buf)
+		g.buf = append(g.buf, r.Keyword...)
+		x.keyword = span{uint32(start), uint32(len(g.buf))}
+	}
+	g.rows = append(g.rows, x)
 }
 
 // CreateIntents starts writing the intents partition of country and date.
 func CreateIntents(data, country, date string) (*IntentWriter, error) {
 	cw, err := createColumns(data, kw.DatasetIntents, country, date,
 		[]string{"keyword", "intent", "overlap"},
-		func(r *kw.IntentRow) kw.IntentRow { return *r }, fillIntents)
+		addIntent, fillIntents)
 	if err != nil {
 		return nil, err
 	}
@@ -30,19 +49,19 @@ func CreateIntents(data, country, date string) (*IntentWriter, error) {
 }
 
 // fillIntents is the columnFill of CreateIntents' columns.
-func fillIntents(c int, rows []kw.IntentRow, vals []parquet.Value, _ parquet.Value, _ int) []parquet.Value {
+func fillIntents(c int, rows []intentRow, buf []byte, vals []parquet.Value, _ parquet.Value, _ int) []parquet.Value {
 	switch c {
 	case 0:
 		for k := range rows {
-			vals = append(vals, parquet.ByteArrayValue(stringBytes(rows[k].Keyword)))
+			vals = append(vals, parquet.ByteArrayValue(bytesOf(buf, rows[k].keyword)))
 		}
 	case 1:
 		for k := range rows {
-			vals = append(vals, parquet.ByteArrayValue(stringBytes(rows[k].Intent)))
+			vals = append(vals, parquet.ByteArrayValue(bytesOf(buf, rows[k].intent)))
 		}
 	case 2:
 		for k := range rows {
-			vals = append(vals, parquet.Int32Value(rows[k].Overlap))
+			vals = append(vals, parquet.Int32Value(rows[k].overlap))
 		}
 	}
 	return vals

@@ -23,11 +23,10 @@ type RelatedWriter struct {
 	cw *columnsWriter[kw.RelatedRow, relatedRow]
 }
 
-// relatedRow is a kw.RelatedRow with its optional values held in place:
-// the row is copied, the pointers are not kept. The strings are kept as
-// they are (Go strings do not change).
+// relatedRow is a kw.RelatedRow without pointers: its texts are spans of
+// its row group's bytes, its optional values held in place.
 type relatedRow struct {
-	keyword, related  string
+	keyword, related  span
 	rank, overlap     int32
 	volume, cpc       int64
 	hasVolume, hasCPC bool
@@ -38,30 +37,33 @@ type relatedRow struct {
 func CreateRelated(data, country, date string) (*RelatedWriter, error) {
 	cw, err := createColumns(data, kw.DatasetRelated, country, date,
 		[]string{"keyword", "rank", "related", "overlap", "volume", "cpc_micros", "same_intent"},
-		newRelatedRow, fillRelated)
+		addRelated, fillRelated)
 	if err != nil {
 		return nil, err
 	}
 	return &RelatedWriter{cw: cw}, nil
 }
 
-func newRelatedRow(r *kw.RelatedRow) relatedRow {
-	x := relatedRow{keyword: r.Keyword, related: r.Related, rank: r.Rank, overlap: r.Overlap, sameIntent: r.SameIntent}
+func addRelated(g *rowGroup[relatedRow], r *kw.RelatedRow) {
+	x := relatedRow{keyword: g.text(r.Keyword), rank: r.Rank, overlap: r.Overlap, sameIntent: r.SameIntent}
+	start := len(g.buf)
+	g.buf = append(g.buf, r.Related...)
+	x.related = span{uint32(start), uint32(len(g.buf))}
 	if r.Volume != nil {
 		x.volume, x.hasVolume = *r.Volume, true
 	}
 	if r.CPCMicros != nil {
 		x.cpc, x.hasCPC = *r.CPCMicros, true
 	}
-	return x
+	g.rows = append(g.rows, x)
 }
 
 // fillRelated is the columnFill of CreateRelated's columns.
-func fillRelated(c int, rows []relatedRow, vals []parquet.Value, null parquet.Value, leaf int) []parquet.Value {
+func fillRelated(c int, rows []relatedRow, buf []byte, vals []parquet.Value, null parquet.Value, leaf int) []parquet.Value {
 	switch c {
 	case 0:
 		for k := range rows {
-			vals = append(vals, parquet.ByteArrayValue(stringBytes(rows[k].keyword)))
+			vals = append(vals, parquet.ByteArrayValue(bytesOf(buf, rows[k].keyword)))
 		}
 	case 1:
 		for k := range rows {
@@ -69,7 +71,7 @@ func fillRelated(c int, rows []relatedRow, vals []parquet.Value, null parquet.Va
 		}
 	case 2:
 		for k := range rows {
-			vals = append(vals, parquet.ByteArrayValue(stringBytes(rows[k].related)))
+			vals = append(vals, parquet.ByteArrayValue(bytesOf(buf, rows[k].related)))
 		}
 	case 3:
 		for k := range rows {
