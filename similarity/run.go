@@ -153,12 +153,12 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 	log.Info("similarity input read", "keywords", len(kws), "with_serp", withSERP,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 
-	rw, err := lake.CreateRelated(opt.Data, cc, opt.Date)
+	rw, err := lake.Create[kw.RelatedRow](opt.Data, kw.DatasetRelated, cc, opt.Date)
 	if err != nil {
 		return st, err
 	}
 	defer rw.Abort() // no-op once committed
-	iw, err := lake.CreateIntents(opt.Data, cc, opt.Date)
+	iw, err := lake.Create[kw.IntentRow](opt.Data, kw.DatasetIntents, cc, opt.Date)
 	if err != nil {
 		return st, err
 	}
