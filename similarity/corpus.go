@@ -39,8 +39,19 @@ type internSlot struct {
 	id uint32
 }
 
-func newURLInterner() *urlInterner {
-	return &urlInterner{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), slots: make([]internSlot, 1<<16)}
+func newURLInterner() *urlInterner { return newURLInternerFor(0) }
+
+// newURLInternerFor returns an interner whose table takes keys keys
+// before it first grows. Growing doubles the table: each doubling rehashes
+// every key and faults in a fresh table, and the chain of them up to tens
+// of millions of keys cost the read of a million web keywords' SERPs about
+// a second of CPU, a third of it the kernel clearing pages.
+func newURLInternerFor(keys int) *urlInterner {
+	n := 1 << 16
+	for n*3 < keys*4 {
+		n *= 2
+	}
+	return &urlInterner{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), slots: bigSlice[internSlot](n)}
 }
 
 // hash is safe for concurrent use. It never returns the zero hash, which
@@ -131,14 +142,15 @@ type internBatch struct {
 }
 
 // newShardedInterner starts the largest power of two of shards up to
-// workers and internShards (at least one).
-func newShardedInterner(workers int) *shardedInterner {
+// workers and internShards (at least one), with tables that take keys
+// keys in all before they grow.
+func newShardedInterner(workers, keys int) *shardedInterner {
 	s := &shardedInterner{}
 	for 1<<(s.bits+1) <= min(workers, internShards) {
 		s.bits++
 	}
 	for i := range 1 << s.bits {
-		u, in := newURLInterner(), make(chan *internBatch, 1)
+		u, in := newURLInternerFor(keys>>s.bits), make(chan *internBatch, 1)
 		s.tables, s.in = append(s.tables, u), append(s.in, in)
 		s.wg.Go(func() {
 			for b := range in {

@@ -37,6 +37,27 @@ func TestURLInterner(t *testing.T) {
 	}
 }
 
+// An interner sized for n keys takes them without growing, and gives the
+// ids one that grew gives: the ids depend on the keys' order only.
+func TestURLInternerSized(t *testing.T) {
+	const n = 300_000
+	sized, grown := newURLInternerFor(n), newURLInterner()
+	slots := len(sized.slots)
+	for i := range n {
+		key := fmt.Appendf(nil, "site%d.example/", i*7919%n)
+		a, b := sized.id(sized.hash(key)), grown.id(grown.hash(key))
+		if a != b || a != uint32(i) {
+			t.Fatalf("key %d: id %d sized, %d grown, want %d", i, a, b, i)
+		}
+	}
+	if len(sized.slots) != slots {
+		t.Errorf("the table sized for %d keys grew from %d to %d slots", n, slots, len(sized.slots))
+	}
+	if len(grown.slots) != slots {
+		t.Errorf("the grown table has %d slots, the sized one %d: sized larger than needed", len(grown.slots), slots)
+	}
+}
+
 // TestURLInternerKeepsHashBits checks that hashes that differ only in the
 // bits a slot keeps (the second word, the top half of the first) get
 // different ids, even when they probe the same slots.
