@@ -124,8 +124,8 @@ type exploreBuilder struct {
 	kwWords []uint32 // the word ids of each keyword, back to back
 	kwOff   []uint32 // keyword i's are kwWords[kwOff[i]:kwOff[i+1]]
 	seen    []string
-	repeats []uint32 // ids of keywords holding a word twice, ascending
-	expect  int      // the keywords expected, 0 if not known
+	repeats bitSet // ids of keywords holding a word twice
+	expect  int    // the keywords expected, 0 if not known
 	cache   *[wordCacheLen]wordSlot
 	// The first word of the last keyword, which the next one (in text
 	// order) most often shares.
@@ -202,7 +202,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 		var repeated bool
 		if eb.seen, repeated = keywordWords(m.keyword, eb.seen, word); repeated {
 			// Its words in order are not its distinct words in order.
-			eb.repeats = append(eb.repeats, uint32(len(eb.texts)-1))
+			eb.repeats.set(uint32(len(eb.texts) - 1))
 		}
 	}
 	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
@@ -307,7 +307,9 @@ func (eb *exploreBuilder) rankOrder() []uint32 {
 		packed[id] = uint64(v)<<32 | uint64(id)
 	}
 	if packed != nil {
-		slices.Sort(packed)
+		// The ids are in order already: a stable sort by the volume half
+		// alone, two passes of a radix sort, orders the rest.
+		radixHigh32(packed)
 		for r, p := range packed {
 			order[r] = uint32(p)
 		}
@@ -333,6 +335,29 @@ func (eb *exploreBuilder) rankOrder() []uint32 {
 		return int(a) - int(b)
 	})
 	return order
+}
+
+// radixHigh32 sorts keys by their upper 32 bits, stably: two passes of a
+// least-significant-digit radix sort, 16 bits each, through a buffer.
+func radixHigh32(keys []uint64) {
+	buf := make([]uint64, len(keys))
+	src, dst := keys, buf
+	for _, shift := range []uint{32, 48} {
+		var count [1<<16 + 1]int
+		for _, k := range src {
+			count[(k>>shift)&0xffff+1]++
+		}
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		for _, k := range src {
+			d := (k >> shift) & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	// Two passes: the result is back in keys.
 }
 
 // keywordWords calls fn for each distinct word of a normalized keyword,
@@ -535,6 +560,20 @@ func (eb *exploreBuilder) writeLists(ctx context.Context, set *tableSet, tw *tab
 	return len(eb.words) + len(pairs), nil
 }
 
+// bitSet is a set of ids.
+type bitSet []uint64
+
+func (b *bitSet) set(id uint32) {
+	for int(id/64) >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[id/64] |= 1 << (id % 64)
+}
+
+func (b bitSet) has(id uint32) bool {
+	return int(id/64) < len(b) && b[id/64]&(1<<(id%64)) != 0
+}
+
 // pairPostings are the ranks holding two common words adjacent, "a b".
 type pairPostings struct {
 	text  string
@@ -556,6 +595,21 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 	if nCommon == 0 {
 		return nil
 	}
+	// The keywords that may hold two common words, marked in id order,
+	// where their words lie one after another in memory; the walk in rank
+	// order below, which reads them at random, skips the rest.
+	var maybe bitSet
+	for id := range uint32(n) {
+		k := 0
+		for _, w := range eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]] {
+			if common[w] {
+				k++
+			}
+		}
+		if k >= 2 || k == 1 && eb.repeats.has(id) {
+			maybe.set(id)
+		}
+	}
 	lists := map[uint64][]uint32{}
 	add := func(a, b uint32, r int) {
 		k := uint64(a)<<32 | uint64(b)
@@ -566,8 +620,11 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 	}
 	var seq []uint32
 	for r, id := range order {
+		if !maybe.has(id) {
+			continue
+		}
 		ids := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]
-		if _, rep := slices.BinarySearch(eb.repeats, id); rep {
+		if eb.repeats.has(id) {
 			// The words in order, repeats and all: a common word
 			// repeated is a pair too.
 			seq = seq[:0]
@@ -694,7 +751,7 @@ func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
 		return true
 	}
 	// w is the keyword's first word: it counts if it comes again.
-	if _, rep := slices.BinarySearch(eb.repeats, id); !rep {
+	if !eb.repeats.has(id) {
 		return false
 	}
 	_, rest, _ := strings.Cut(text, " ")

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -768,5 +769,28 @@ func TestExplorePhraseOfCommonWords(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("only %d rows checked", checked)
+	}
+}
+
+// TestRadixHigh32 holds radixHigh32 to a stable sort by the upper half.
+func TestRadixHigh32(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 1000, 70000} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			// Few distinct upper halves, so that ties are many; the lower
+			// half is the position, as rankOrder's ids are.
+			hi := uint64(r.IntN(50))
+			if r.IntN(10) == 0 {
+				hi = uint64(r.Uint32())
+			}
+			keys[i] = hi<<32 | uint64(i)
+		}
+		want := slices.Clone(keys)
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) })
+		radixHigh32(keys)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("n=%d: radixHigh32 differs from a stable sort by the upper half", n)
+		}
 	}
 }
