@@ -162,6 +162,9 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	default:
 		var ok bool
 		if l, ok = eb.leaderIdx[intent]; !ok {
+			// A copy: the intent is a slice of one string of its batch's
+			// intents, which would otherwise all stay alive.
+			intent = strings.Clone(intent)
 			eb.leaders = append(eb.leaders, intent)
 			l = uint32(len(eb.leaders))
 			eb.leaderIdx[intent] = l
