@@ -74,9 +74,9 @@ func (c *column) fillNull(n int) {
 // system had to supply. The footer's figures are a hint: a damaged or
 // dictionary-encoded chunk may need more, and appends then grow it.
 func (c *column) reserve(rows int, size chunkSize) {
-	values := int(min(max(size.values, 0), 1<<28))
-	if !c.repeated {
-		values = rows
+	values := rows
+	if c.repeated {
+		values = int(min(max(size.values, 0), 1<<28))
 	}
 	switch c.kind {
 	case parquet.ByteArray:
@@ -197,11 +197,7 @@ func (c *column) fast(page parquet.Page) bool {
 	case c.kind == parquet.ByteArray && v.Kind() == encoding.ByteArray:
 		pd, po := v.ByteArray()
 		if defs == nil || page.NumNulls() == 0 {
-			base := uint32(len(c.data)) - po[0]
-			c.data = append(c.data, pd[po[0]:po[len(po)-1]]...)
-			for _, x := range po[1:] {
-				c.offs = append(c.offs, base+x)
-			}
+			c.appendByteArrays(pd, po)
 			return true
 		}
 		k := 0
@@ -256,6 +252,19 @@ func (c *column) fastBools(page parquet.Page) bool {
 	}
 	c.bools = c.bools[:got]
 	return true
+}
+
+// appendByteArrays appends a plain page's byte arrays, none null: its
+// bytes pd at once, and its offsets po shifted to the column's.
+func (c *column) appendByteArrays(pd []byte, po []uint32) {
+	if len(po) == 0 {
+		return
+	}
+	base := uint32(len(c.data)) - po[0]
+	c.data = append(c.data, pd[po[0]:po[len(po)-1]]...)
+	for _, x := range po[1:] {
+		c.offs = append(c.offs, base+x)
+	}
 }
 
 // readList replaces the values of a list leaf with those of one column
@@ -401,18 +410,10 @@ func (c *column) listAllPresent(reps []byte, pd []byte, po []uint32, i32 []int32
 			return fmt.Errorf("a list continues a row that never began")
 		}
 	}
-	at := len(c.null)
-	c.null = slices.Grow(c.null, len(reps))[:at+len(reps)]
-	clear(c.null[at:])
+	c.null = append(c.null, make([]bool, len(reps))...)
 	switch c.kind {
 	case parquet.ByteArray:
-		if len(po) > 0 {
-			off := uint32(len(c.data)) - po[0]
-			c.data = append(c.data, pd[po[0]:po[len(po)-1]]...)
-			for _, x := range po[1:] {
-				c.offs = append(c.offs, off+x)
-			}
-		}
+		c.appendByteArrays(pd, po)
 	case parquet.Int32:
 		c.i32 = append(c.i32, i32...)
 	case parquet.Int64:

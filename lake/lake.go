@@ -297,13 +297,13 @@ func scanRows[T any](ctx context.Context, data, dataset, country, date string, f
 	return nil
 }
 
-// openFile opens a partition file as Parquet. The caller closes f.
 // readBufferBytes is the size of the reads a column's pages are read
 // with: parquet-go's default, 4 KiB, made a system call for every page or
 // two, fourteen thousand of them for a 1M-keyword build, each costly on a
 // virtual machine.
 const readBufferBytes = 1 << 20
 
+// openFile opens a partition file as Parquet. The caller closes f.
 func openFile(name string) (f *os.File, pf *parquet.File, err error) {
 	f, err = os.Open(name)
 	if err != nil {
