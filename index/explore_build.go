@@ -99,6 +99,9 @@ type exploreBuilder struct {
 	leader    []uint32
 	leaders   []string
 	leaderIdx map[string]uint32
+	// leaderIDs is findLeaders, worked out once for the explorer's
+	// tables and the intent groups, which are written side by side.
+	leaderIDs func() []uint32
 	// The last intent looked up in leaderIdx, and its place.
 	lastIntent string
 	lastLeader uint32
@@ -148,6 +151,7 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 		eb.noSpace = kw.NoSpaceLanguage(c.LanguageCode)
 	}
 	eb.wordRecords = eb.tables && !eb.noSpace
+	eb.leaderIDs = sync.OnceValue(eb.findLeaders)
 	return eb
 }
 
@@ -267,7 +271,9 @@ func (eb *exploreBuilder) wordOf(w string) uint32 {
 }
 
 // findLeaders returns the id of each leader in leaders, or
-// math.MaxUint32 for a leader that is no keyword of the country.
+// math.MaxUint32 for a leader that is no keyword of the country, found by
+// one walk of both in text order. It runs once, through leaderIDs, when
+// every keyword is added; its answer is only read.
 func (eb *exploreBuilder) findLeaders() []uint32 {
 	byText := make([]uint32, len(eb.leaders))
 	for i := range byText {
@@ -436,11 +442,11 @@ func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (
 
 // groups returns each rank's intent group: a leader that is a keyword of
 // the country is its id; any other is n plus its place in extras, in the
-// order the ranks first meet it. The leaders are found among the
-// keywords by one walk of both in text order.
+// order the ranks first meet it.
 func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []string) {
 	n := len(eb.texts)
-	found := eb.findLeaders()
+	found := eb.leaderIDs()
+	extra := make([]uint32, len(eb.leaders)) // 1 + a leader's place in extras
 	group = make([]uint32, n)
 	for r, id := range order {
 		l := eb.leader[id]
@@ -450,9 +456,11 @@ func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []strin
 		}
 		g := found[l-1]
 		if g == math.MaxUint32 {
-			g = uint32(n + len(extras))
-			extras = append(extras, eb.leaders[l-1])
-			found[l-1] = g
+			if extra[l-1] == 0 {
+				extras = append(extras, eb.leaders[l-1])
+				extra[l-1] = uint32(len(extras))
+			}
+			g = uint32(n) + extra[l-1] - 1
 		}
 		group[r] = g
 	}
@@ -682,16 +690,11 @@ func (eb *exploreBuilder) writeWordRecords(ctx context.Context, tw *tableWriter,
 // the rest, of score 0 alike, are ranked by text (id), the smallest kept.
 // fn must not keep list.
 func (eb *exploreBuilder) eachWordRecord(ctx context.Context, order []uint32, p wordPostings, fn func(word string, list []scored) error) error {
-	byText := make([]uint32, len(eb.words))
-	for i := range byText {
-		byText[i] = uint32(i)
-	}
-	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(eb.words[a], eb.words[b]) })
 	var (
 		best, zero []uint32
 		list       []scored
 	)
-	for i, w := range byText {
+	for i, w := range p.byText {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -768,8 +771,9 @@ func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
 
 // wordPostings is every word's ranks, ascending, back to back.
 type wordPostings struct {
-	ranks []uint32
-	start []uint32 // word id's ranks are ranks[start[id]:start[id+1]]
+	ranks  []uint32
+	start  []uint32 // word id's ranks are ranks[start[id]:start[id+1]]
+	byText []uint32 // the word ids in the order of their texts (key order)
 }
 
 // postings fills each word's ranks by walking the keywords in rank order.
@@ -785,17 +789,17 @@ func (eb *exploreBuilder) postings(order []uint32) wordPostings {
 			next[w]++
 		}
 	}
+	p.byText = make([]uint32, len(eb.words))
+	for i := range p.byText {
+		p.byText[i] = uint32(i)
+	}
+	slices.SortFunc(p.byText, func(a, b uint32) int { return strings.Compare(eb.words[a], eb.words[b]) })
 	return p
 }
 
 func (eb *exploreBuilder) writePostings(ctx context.Context, tw *tableWriter, cc string, kind byte, p wordPostings) error {
-	ids := make([]uint32, len(eb.words))
-	for i := range ids {
-		ids[i] = uint32(i)
-	}
-	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(eb.words[a], eb.words[b]) })
 	var key, val []byte
-	for i, id := range ids {
+	for i, id := range p.byText {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

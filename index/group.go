@@ -164,7 +164,7 @@ type intentGroup struct {
 // that leader is a keyword of the country.
 func (eb *exploreBuilder) intentGroups() ([]intentGroup, []uint32) {
 	n, nl := len(eb.texts), len(eb.leaders)
-	found := eb.findLeaders()
+	found := eb.leaderIDs()
 	// A group's number: a keyword's id for the group its text names, n
 	// plus the place in leaders of a leader that is no keyword.
 	gid := func(id int) int {
