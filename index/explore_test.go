@@ -635,12 +635,38 @@ func resultString(res kw.ExploreResult) string {
 	return b.String()
 }
 
+// explorePages walks query q (parsed from v, which it leaves holding the
+// last cursor) to its last page, at most 1,000 pages, holding every
+// page's total to wantTotal, and returns the rows.
+func explorePages(t *testing.T, s *Store, v url.Values, q kw.ExploreQuery, wantTotal int) []string {
+	t.Helper()
+	var got []string
+	for page := 0; ; page++ {
+		res, err := s.Explore(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != int64(wantTotal) {
+			t.Fatalf("%s page %d: total %d, want %d", v.Encode(), page, res.Total, wantTotal)
+		}
+		for _, r := range res.Rows {
+			got = append(got, rowString(r))
+		}
+		if res.NextCursor == "" || page > 1000 {
+			return got
+		}
+		v.Set("cursor", res.NextCursor)
+		if q, err = kw.ParseExploreQuery(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestExploreOneWordPages walks the default query of every word of each
 // corpus, a few rows a page: the queries answered from the head of one
 // postings list, checked against brute force like the others.
 func TestExploreOneWordPages(t *testing.T) {
 	s, corpora := exploreCorpora(t, 5)
-	ctx := context.Background()
 	checked := 0
 	for _, cc := range []string{"US", "GB", "JP", "RO"} {
 		c := corpora[cc]
@@ -652,29 +678,11 @@ func TestExploreOneWordPages(t *testing.T) {
 					t.Fatal(err)
 				}
 				wantRows, _ := bruteExplore(c, q)
-				var got, want []string
+				var want []string
 				for _, r := range wantRows {
 					want = append(want, rowString(r))
 				}
-				for page := 0; ; page++ {
-					res, err := s.Explore(ctx, q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if res.Total != int64(len(wantRows)) {
-						t.Fatalf("%s: total %d, want %d", v.Encode(), res.Total, len(wantRows))
-					}
-					for _, r := range res.Rows {
-						got = append(got, rowString(r))
-					}
-					if res.NextCursor == "" || page > 1000 {
-						break
-					}
-					v.Set("cursor", res.NextCursor)
-					if q, err = kw.ParseExploreQuery(v); err != nil {
-						t.Fatal(err)
-					}
-				}
+				got := explorePages(t, s, v, q, len(wantRows))
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s:\n got %q\nwant %q", v.Encode(), got, want)
 				}
@@ -718,7 +726,6 @@ func TestPairMask(t *testing.T) {
 func TestExplorePhraseOfCommonWords(t *testing.T) {
 	s, corpora := exploreCorpora(t, 3)
 	c := corpora["US"]
-	ctx := context.Background()
 	checked := 0
 	for _, phrase := range []string{"shoes shoes", "how shoes", "shoes running", "running shoes", "red shoes", "what red", "shoes w0"} {
 		for round := range 2 {
@@ -728,26 +735,7 @@ func TestExplorePhraseOfCommonWords(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantRows, _ := bruteExplore(c, q)
-			var got []string
-			for page := 0; ; page++ {
-				res, err := s.Explore(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Total != int64(len(wantRows)) {
-					t.Fatalf("%q round %d page %d: total %d, want %d", phrase, round, page, res.Total, len(wantRows))
-				}
-				for _, r := range res.Rows {
-					got = append(got, rowString(r))
-				}
-				if res.NextCursor == "" || page > 500 {
-					break
-				}
-				v.Set("cursor", res.NextCursor)
-				if q, err = kw.ParseExploreQuery(v); err != nil {
-					t.Fatal(err)
-				}
-			}
+			got := explorePages(t, s, v, q, len(wantRows))
 			var want []string
 			for _, r := range wantRows {
 				want = append(want, rowString(r))
