@@ -90,9 +90,17 @@ type engine struct {
 	mask []uint64
 	meta []kmeta
 	// Groups of keywords with identical non-empty masks.
-	gMask      []uint64 // w words per group
-	gOff, gKw  []uint32 // members by rank
+	gMask     []uint64 // w words per group
+	gOff, gKw []uint32 // members by rank
+	// gVol[j] is the smoothed volume of member gKw[j]: the walk of a
+	// level searches and steps through a group's volumes, and reading
+	// them through e.vol was a random read a member.
+	gVol       []uint64
 	hOff, hGrp []uint32 // groups holding each hub
+	// hGMask holds the mask of each group of hGrp (w words an entry), so
+	// that the scan of a hub's groups for levels 2 and up reads them in
+	// sequence: read through gMask, each was a cache miss.
+	hGMask []uint64
 	// The keywords holding each hub, by rank, with their volumes and
 	// other hubs beside them: the hub-only search walks them for
 	// candidates that share one hub with k (hubLists). Reading each one's
@@ -510,9 +518,11 @@ func (e *engine) buildGroups() {
 		e.gMask = append(e.gMask, masks[int(g)*w:int(g)*w+w]...)
 	}
 	e.gKw = bigSlice[uint32](int(e.gOff[groups]))
+	e.gVol = bigSlice[uint64](int(e.gOff[groups]))
 	for r, g := range of {
 		if g != 0 {
 			e.gKw[fill[g-1]] = uint32(r)
+			e.gVol[fill[g-1]] = e.vol[r]
 			fill[g-1]++
 		}
 	}
@@ -524,10 +534,13 @@ func (e *engine) buildGroups() {
 		e.hOff[b+1] += e.hOff[b]
 	}
 	e.hGrp = make([]uint32, e.hOff[e.hubs])
+	e.hGMask = make([]uint64, int(e.hOff[e.hubs])*w)
 	fill = slices.Clone(e.hOff[:e.hubs])
 	for g := 0; g < groups; g++ {
-		forBits(e.gMask[g*w:g*w+w], func(b int) {
+		gm := e.gMask[g*w : g*w+w]
+		forBits(gm, func(b int) {
 			e.hGrp[fill[b]] = uint32(g)
+			copy(e.hGMask[int(fill[b])*w:], gm)
 			fill[b]++
 		})
 	}
@@ -701,10 +714,11 @@ type worker struct {
 	reach   []int32
 	left    []uint64
 	top     []cand
-	gStamp  []uint32
-	epoch   uint32
+	tops    []cand // batch's top-Ks, one after another
+	ends    []int  // where each keyword's top-K ends in tops
 	levels  [][]uint32
 	hubs    []uint32 // hubOnly's hubs of k
+	scanned []uint64 // hubOnly's hubs whose groups are scanned, as a mask
 	fronts  []front
 	fwd     []uint32 // same-intent pairs (k, c, overlap), c > k, flattened
 	// cutKeywords and cutPostings count the cuts until the batch ends.
@@ -713,9 +727,9 @@ type worker struct {
 
 func (e *engine) newWorker() *worker {
 	return &worker{
-		e:      e,
-		top:    make([]cand, 0, e.opt.TopK+1),
-		gStamp: make([]uint32, len(e.gOff)-1),
+		e:       e,
+		top:     make([]cand, 0, e.opt.TopK+1),
+		scanned: make([]uint64, e.w),
 	}
 }
 
@@ -1120,11 +1134,6 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 	if !w.needs(hk) && hk < minO {
 		return
 	}
-	w.epoch++
-	if w.epoch == 0 {
-		clear(w.gStamp)
-		w.epoch = 1
-	}
 	for len(w.levels) <= int(hk) {
 		w.levels = append(w.levels, nil)
 	}
@@ -1161,15 +1170,20 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 		}
 	}
 	w.hubs = hubs
+	// A group in the lists of several of those hubs is taken from the
+	// first one's: its mask holds a hub scanned before (seen).
+	seen := w.scanned
+	clear(seen)
 	for _, b := range hubs {
-		for _, g := range e.hGrp[e.hOff[b]:e.hOff[b+1]] {
-			if w.gStamp[g] != w.epoch {
-				w.gStamp[g] = w.epoch
-				if o := shared(mk, e.gMask[int(g)*W:int(g)*W+W]); o >= scan {
-					w.levels[o] = append(w.levels[o], g)
-				}
+		gs := e.hGrp[e.hOff[b]:e.hOff[b+1]]
+		ms := e.hGMask[int(e.hOff[b])*W : int(e.hOff[b+1])*W]
+		for j, g := range gs {
+			m := ms[j*W : j*W+W]
+			if o := shared(mk, m); o >= scan && shared(seen, m) == 0 {
+				w.levels[o] = append(w.levels[o], g)
 			}
 		}
+		seen[b/64] |= 1 << (b % 64)
 	}
 	for o := hk; o >= scan; o-- {
 		need := w.needs(o)
@@ -1218,23 +1232,23 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 	vk := e.vol[k]
 	fr := w.fronts[:0]
 	for _, g := range gs {
-		m := e.gKw[e.gOff[g]:e.gOff[g+1]]
+		vs := e.gVol[e.gOff[g]:e.gOff[g+1]]
 		// p: first member with volume <= v_k (members are by volume desc).
-		p, q := 0, len(m)
+		p, q := 0, len(vs)
 		for p < q {
 			h := int(uint(p+q) >> 1)
-			if e.vol[m[h]] > vk {
+			if vs[h] > vk {
 				p = h + 1
 			} else {
 				q = h
 			}
 		}
 		if p > 0 {
-			hi, lo := hiLo(vk, e.vol[m[p-1]])
+			hi, lo := hiLo(vk, vs[p-1])
 			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p - 1), step: -1})
 		}
-		if p < len(m) {
-			hi, lo := hiLo(vk, e.vol[m[p]])
+		if p < len(vs) {
+			hi, lo := hiLo(vk, vs[p])
 			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p), step: 1})
 		}
 	}
@@ -1250,17 +1264,17 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 				break
 			}
 		}
-		m := e.gKw[e.gOff[f.g]:e.gOff[f.g+1]]
-		c := m[f.pos]
+		from, to := e.gOff[f.g], e.gOff[f.g+1]
+		c := e.gKw[from+uint32(f.pos)]
 		if c != k && !w.isLight(c) {
 			w.offer(cand{c: c, o: o, hi: f.hi, lo: f.lo})
 		}
 		f.pos += f.step
-		if f.pos < 0 || int(f.pos) >= len(m) {
+		if f.pos < 0 || uint32(f.pos) >= to-from {
 			fr[0] = fr[len(fr)-1]
 			fr = fr[:len(fr)-1]
 		} else {
-			f.hi, f.lo = hiLo(vk, e.vol[m[f.pos]])
+			f.hi, f.lo = hiLo(vk, e.gVol[from+uint32(f.pos)])
 		}
 		if len(fr) > 0 {
 			siftDown(fr, 0)

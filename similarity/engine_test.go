@@ -44,7 +44,8 @@ func TestEngineSameOnEveryCore(t *testing.T) {
 				t.Errorf("%d workers: %s differs from one worker's", workers, a.name)
 			}
 		}
-		if !slices.Equal(one.mask, e.mask) || !slices.Equal(one.gMask, e.gMask) || !slices.Equal(one.meta, e.meta) || !slices.Equal(one.hk, e.hk) {
+		if !slices.Equal(one.mask, e.mask) || !slices.Equal(one.gMask, e.gMask) || !slices.Equal(one.meta, e.meta) || !slices.Equal(one.hk, e.hk) ||
+			!slices.Equal(one.gVol, e.gVol) || !slices.Equal(one.hGMask, e.hGMask) {
 			t.Errorf("%d workers: masks, kmeta or hub lists differ from one worker's", workers)
 		}
 	}
@@ -90,9 +91,22 @@ func checkEngine(t *testing.T, e *engine) {
 		if len(m) == 0 || !slices.IsSorted(m) {
 			t.Fatalf("group %d: members empty or not by rank", g)
 		}
-		for _, r := range m {
+		for j, r := range m {
 			if !slices.Equal(e.mask[int(r)*w:int(r)*w+w], gm) {
 				t.Fatalf("group %d: member %d has another mask", g, r)
+			}
+			if v := e.gVol[int(e.gOff[g])+j]; v != e.vol[r] {
+				t.Fatalf("group %d: member %d listed with volume %d, has %d", g, r, v, e.vol[r])
+			}
+		}
+	}
+	// Each hub's groups, with their masks beside them.
+	for b := 0; b < e.hubs; b++ {
+		for j := e.hOff[b]; j < e.hOff[b+1]; j++ {
+			g := int(e.hGrp[j])
+			gm := e.gMask[g*w : g*w+w]
+			if gm[b/64]&(1<<(b%64)) == 0 || !slices.Equal(e.hGMask[int(j)*w:int(j)*w+w], gm) {
+				t.Fatalf("hub %d: group %d does not hold it, or is listed with another mask", b, g)
 			}
 		}
 	}
