@@ -719,6 +719,7 @@ type worker struct {
 	levels  [][]uint32
 	hubs    []uint32 // hubOnly's hubs of k
 	scanned []uint64 // hubOnly's hubs whose groups are scanned, as a mask
+	other   []uint64 // hubOnly's hubs of k but the one scanned, as a mask
 	fronts  []front
 	fwd     []uint32 // same-intent pairs (k, c, overlap), c > k, flattened
 	// cutKeywords and cutPostings count the cuts until the batch ends.
@@ -730,6 +731,7 @@ func (e *engine) newWorker() *worker {
 		e:       e,
 		top:     make([]cand, 0, e.opt.TopK+1),
 		scanned: make([]uint64, e.w),
+		other:   make([]uint64, e.w),
 	}
 }
 
@@ -1010,6 +1012,10 @@ func (w *worker) one(k uint32) {
 	}
 }
 
+// groupAhead is how many groups ahead the walk of a level asks for a
+// group's volumes.
+const groupAhead = 4
+
 // walkFinish is how many postings walked cost about as much as one random
 // read of a seen candidate's light URLs: on 100,000 of the 10M sample
 // keywords (one goroutine, two rounds), always intersecting took about
@@ -1172,14 +1178,28 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 	w.hubs = hubs
 	// A group in the lists of several of those hubs is taken from the
 	// first one's: its mask holds a hub scanned before (seen).
+	// Every group of b's list shares b with k, so it needs another hub of
+	// k's to reach level 2: a test of its words, where counting bits on
+	// every group of the lists was most of the scan.
 	seen := w.scanned
 	clear(seen)
 	for _, b := range hubs {
 		gs := e.hGrp[e.hOff[b]:e.hOff[b+1]]
 		ms := e.hGMask[int(e.hOff[b])*W : int(e.hOff[b+1])*W]
+		other := w.other // k's hubs but b
+		copy(other, mk)
+		other[b/64] &^= 1 << (b % 64)
 		for j, g := range gs {
 			m := ms[j*W : j*W+W]
-			if o := shared(mk, m); o >= scan && shared(seen, m) == 0 {
+			more, dup := uint64(0), uint64(0)
+			for i, x := range m {
+				more |= x & other[i]
+				dup |= x & seen[i]
+			}
+			if more == 0 && scan > 1 || dup != 0 {
+				continue
+			}
+			if o := shared(mk, m); o >= scan {
 				w.levels[o] = append(w.levels[o], g)
 			}
 		}
@@ -1231,7 +1251,12 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 	e := w.e
 	vk := e.vol[k]
 	fr := w.fronts[:0]
-	for _, g := range gs {
+	for i, g := range gs {
+		// A group's volumes start at random: ask for those of the group
+		// groupAhead places on while this one is searched.
+		if i+groupAhead < len(gs) {
+			fetch(e.gVol, int(e.gOff[gs[i+groupAhead]]))
+		}
 		vs := e.gVol[e.gOff[g]:e.gOff[g+1]]
 		// p: first member with volume <= v_k (members are by volume desc).
 		p, q := 0, len(vs)
@@ -1243,13 +1268,16 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 				q = h
 			}
 		}
+		// The fronts' first members are read once the heap is built.
 		if p > 0 {
 			hi, lo := hiLo(vk, vs[p-1])
 			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p - 1), step: -1})
+			fetch(e.gKw, int(e.gOff[g])+p-1)
 		}
 		if p < len(vs) {
 			hi, lo := hiLo(vk, vs[p])
 			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p), step: 1})
+			fetch(e.gKw, int(e.gOff[g])+p)
 		}
 	}
 	for i := len(fr)/2 - 1; i >= 0; i-- {
