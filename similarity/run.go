@@ -93,7 +93,9 @@ func readKeywords(ctx context.Context, data, cc, date string, workers int) ([]Ke
 	if err != nil {
 		return nil, err
 	}
-	kws := make([]Keyword, 0, n)
+	// The related rows read ten keywords of this array at random a keyword:
+	// on huge pages, most of those reads do not also miss the TLB.
+	kws := bigSlice[Keyword](int(n))[:0]
 	decode := func(b *lake.Batch) error {
 		group, _ := b.Aux.([]Keyword)
 		group = group[:0]
