@@ -121,11 +121,17 @@ type exploreBuilder struct {
 	// What write wrote of the word records.
 	nWordRecords int
 
-	wordID  map[string]uint32
-	words   []string // by id
-	wcount  []uint32 // keywords holding the word, by id
-	kwWords []uint32 // the word ids of each keyword, back to back
+	wordID map[string]uint32
+	words  []string // by id
+	wcount []uint32 // keywords holding the word, by id
+	// The word ids of each keyword, uvarints back to back: ids are given
+	// in order of first appearance, so the common words, most of a
+	// keyword's, take one or two bytes rather than four (a 10M-keyword
+	// build held 346 MB of them as uint32s).
+	kwWords []byte
 	kwOff   []uint32 // keyword i's are kwWords[kwOff[i]:kwOff[i+1]]
+	// tooMany is set once kwWords outgrows kwOff's offsets.
+	tooMany bool
 	seen    []string
 	repeats bitSet // ids of keywords holding a word twice
 	expect  int    // the keywords expected, 0 if not known
@@ -144,7 +150,7 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 		texts: make([]string, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
 		vol: make([]int64, 0, n), cpc: make([]int64, 0, n), comp: make([]float64, 0, n), has: make([]uint8, 0, n),
 		overlap: make([]int32, 0, n), tables: exploreTables,
-		wordID: map[string]uint32{}, kwWords: make([]uint32, 0, 4*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
+		wordID: map[string]uint32{}, kwWords: make([]byte, 0, 8*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
 		expect: n,
 	}
 	if c, ok := kw.LookupCountry(cc); ok {
@@ -185,7 +191,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	eb.has = append(eb.has, h)
 	eb.comp = append(eb.comp, comp)
 	eb.overlap = append(eb.overlap, m.overlap)
-	if !eb.tables {
+	if !eb.tables || eb.tooMany {
 		return
 	}
 	first := true
@@ -201,7 +207,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 		}
 		first = false
 		eb.wcount[id]++
-		eb.kwWords = append(eb.kwWords, id)
+		eb.kwWords = binary.AppendUvarint(eb.kwWords, uint64(id))
 	}
 	if eb.noSpace {
 		eb.seen = keywordGrams(m.keyword, eb.seen, word)
@@ -212,12 +218,37 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 			eb.repeats.set(uint32(len(eb.texts) - 1))
 		}
 	}
+	if len(eb.kwWords) > math.MaxUint32 {
+		// write fails the build.
+		eb.tooMany = true
+		return
+	}
 	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
 	if len(eb.texts) == wordsSample && eb.expect > wordsSample {
 		// Size the word ids from the first keywords' count of words, so
 		// that hundreds of MiB are not copied as they grow.
 		eb.kwWords = slices.Grow(eb.kwWords, len(eb.kwWords)*(eb.expect-wordsSample)/wordsSample*11/10)
 	}
+}
+
+// nextWordID returns the first word id of b, a keyword's ids in kwWords,
+// and the rest of b.
+func nextWordID(b []byte) (uint32, []byte) {
+	if b[0] < 0x80 {
+		return uint32(b[0]), b[1:]
+	}
+	v, n := binary.Uvarint(b)
+	return uint32(v), b[n:]
+}
+
+// appendWordIDs appends keyword id's word ids to dst.
+func (eb *exploreBuilder) appendWordIDs(dst []uint32, id uint32) []uint32 {
+	for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+		var w uint32
+		w, b = nextWordID(b)
+		dst = append(dst, w)
+	}
+	return dst
 }
 
 // wordsSample is the number of keywords after which the builder sizes
@@ -424,6 +455,9 @@ func keywordGrams(text string, seen []string, fn func(g string)) []string {
 // keywords, when the rest of the build is mostly done. It only reads the
 // builder, so it may run beside writeGroups.
 func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (int, error) {
+	if eb.tooMany {
+		return 0, fmt.Errorf("cannot build the explorer's tables of %s: its keywords' word ids outgrow 4 GiB, beyond what one build holds (some hundred million keywords a country)", cc)
+	}
 	order := eb.rankOrder()
 	group, extras := eb.groups(order)
 	var colErr error
@@ -612,7 +646,9 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 	var maybe bitSet
 	for id := range uint32(n) {
 		k := 0
-		for _, w := range eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]] {
+		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+			var w uint32
+			w, b = nextWordID(b)
 			if common[w] {
 				k++
 			}
@@ -629,20 +665,20 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 			lists[k] = append(l, uint32(r))
 		}
 	}
-	var seq []uint32
+	var ids []uint32
 	for r, id := range order {
 		if !maybe.has(id) {
 			continue
 		}
-		ids := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]
+		ids = ids[:0]
 		if eb.repeats.has(id) {
 			// The words in order, repeats and all: a common word
 			// repeated is a pair too.
-			seq = seq[:0]
 			for w := range strings.SplitSeq(eb.texts[id], " ") {
-				seq = append(seq, eb.wordID[w])
+				ids = append(ids, eb.wordID[w])
 			}
-			ids = seq
+		} else {
+			ids = eb.appendWordIDs(ids, id)
 		}
 		k := 0
 		for _, w := range ids {
@@ -753,7 +789,7 @@ func keepSmallest(ids []uint32, id uint32, m int) []uint32 {
 // word, where the suggestion tables count a word.
 func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
 	text := eb.texts[id]
-	if eb.kwWords[eb.kwOff[id]] != w || strings.HasPrefix(text, " ") {
+	if first, _ := nextWordID(eb.kwWords[eb.kwOff[id]:]); first != w || strings.HasPrefix(text, " ") {
 		return true
 	}
 	// w is the keyword's first word: it counts if it comes again.
@@ -778,13 +814,16 @@ type wordPostings struct {
 
 // postings fills each word's ranks by walking the keywords in rank order.
 func (eb *exploreBuilder) postings(order []uint32) wordPostings {
-	p := wordPostings{ranks: make([]uint32, len(eb.kwWords)), start: make([]uint32, len(eb.words)+1)}
+	p := wordPostings{start: make([]uint32, len(eb.words)+1)}
 	for id, c := range eb.wcount {
 		p.start[id+1] = p.start[id] + c
 	}
+	p.ranks = make([]uint32, p.start[len(eb.words)])
 	next := slices.Clone(p.start[:len(eb.words)])
 	for r, id := range order {
-		for _, w := range eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]] {
+		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+			var w uint32
+			w, b = nextWordID(b)
 			p.ranks[next[w]] = uint32(r)
 			next[w]++
 		}

@@ -782,3 +782,48 @@ func TestRadixHigh32(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreBuilderWordIDs holds the builder's packed word ids to each
+// keyword's distinct words, in order, across the one-, two- and
+// three-byte ids (more than 16,384 distinct words).
+func TestExploreBuilderWordIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	eb := newExploreBuilder("us", 0)
+	var texts []string
+	for i := range 30000 {
+		// A new word in every keyword, beside a few of the earlier ones
+		// and a repeat now and then.
+		words := []string{fmt.Sprintf("w%05d", i)}
+		for range rng.IntN(4) {
+			words = append(words, fmt.Sprintf("w%05d", rng.IntN(i+1)))
+		}
+		texts = append(texts, strings.Join(words, " "))
+	}
+	slices.Sort(texts)
+	texts = slices.Compact(texts)
+	for _, k := range texts {
+		eb.add(k, member{keyword: k}, 0, false)
+	}
+	if len(eb.words) <= 1<<14 {
+		t.Fatalf("%d distinct words, want more than %d to reach three-byte ids", len(eb.words), 1<<14)
+	}
+	var got []uint32
+	for id, k := range texts {
+		var want []uint32
+		for _, w := range strings.Fields(k) {
+			wid, ok := eb.wordID[w]
+			if !ok {
+				t.Fatalf("word %q of %q has no id", w, k)
+			}
+			if !slices.Contains(want, wid) {
+				want = append(want, wid)
+			}
+		}
+		if got = eb.appendWordIDs(got[:0], uint32(id)); !slices.Equal(got, want) {
+			t.Fatalf("keyword %d %q: word ids %v, want %v", id, k, got, want)
+		}
+		if first, _ := nextWordID(eb.kwWords[eb.kwOff[id]:]); first != want[0] {
+			t.Fatalf("keyword %d %q: first word id %d, want %d", id, k, first, want[0])
+		}
+	}
+}
