@@ -581,7 +581,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 			intent = rec.Keyword
 			noIntent++
 		}
-		side.note(intent, newMember(rec.Keyword, rec.Volume, rec.CPCMicros, overlap), rec.Competition)
+		side.note(intent, newMember(rec.Keyword, rec.Volume, rec.CPCMicros, overlap), keywords.textIn(), rec.Competition)
 		var bad int
 		trend, bad = trendOf(trend, rec.Monthly)
 		badMonths += bad

@@ -93,7 +93,12 @@ func appendExploreKey(dst []byte, country string, kind byte, rest string) ([]byt
 // ranks are known.
 type exploreBuilder struct {
 	noSpace bool
-	texts   []string
+	// Each keyword's text, as a place in blocks (textRef): a reference a
+	// keyword with nothing for the collector to trace, where a string
+	// header was 16 bytes and a pointer to mark in every cycle.
+	refs   []uint64
+	blocks []string          // the texts the keywords lie in
+	long   map[uint32]string // the texts of refs equal to longRef
 	// Each keyword's intent leader: 0 when it leads its own group, else
 	// 1 + the leader's place in leaders (in order of first appearance).
 	leader    []uint32
@@ -121,11 +126,17 @@ type exploreBuilder struct {
 	// What write wrote of the word records.
 	nWordRecords int
 
-	wordID  map[string]uint32
-	words   []string // by id
-	wcount  []uint32 // keywords holding the word, by id
-	kwWords []uint32 // the word ids of each keyword, back to back
+	wordID map[string]uint32
+	words  []string // by id
+	wcount []uint32 // keywords holding the word, by id
+	// The word ids of each keyword, uvarints back to back: ids are given
+	// in order of first appearance, so the common words, most of a
+	// keyword's, take one or two bytes rather than four (a 10M-keyword
+	// build held 346 MB of them as uint32s).
+	kwWords []byte
 	kwOff   []uint32 // keyword i's are kwWords[kwOff[i]:kwOff[i+1]]
+	// tooMany is set once kwWords outgrows kwOff's offsets.
+	tooMany bool
 	seen    []string
 	repeats bitSet // ids of keywords holding a word twice
 	expect  int    // the keywords expected, 0 if not known
@@ -141,10 +152,10 @@ type exploreBuilder struct {
 func newExploreBuilder(cc string, n int) *exploreBuilder {
 	n = max(n, 0)
 	eb := &exploreBuilder{
-		texts: make([]string, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
+		refs: make([]uint64, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
 		vol: make([]int64, 0, n), cpc: make([]int64, 0, n), comp: make([]float64, 0, n), has: make([]uint8, 0, n),
 		overlap: make([]int32, 0, n), tables: exploreTables,
-		wordID: map[string]uint32{}, kwWords: make([]uint32, 0, 4*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
+		wordID: map[string]uint32{}, kwWords: make([]byte, 0, 8*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
 		expect: n,
 	}
 	if c, ok := kw.LookupCountry(cc); ok {
@@ -155,8 +166,60 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 	return eb
 }
 
-func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp bool) {
-	eb.texts = append(eb.texts, m.keyword)
+// textIn is where a keyword's text lies: block[start:start+len(keyword)],
+// a block being one text the keywords of a batch were read into; with no
+// block, the keyword is one of its own.
+type textIn struct {
+	block string
+	start uint32
+}
+
+// longRef is the textRef of a keyword whose place does not fit one: its
+// text is in exploreBuilder.long.
+const longRef = math.MaxUint64
+
+// textRef packs a keyword's place: its block (24 bits), its start in the
+// block (24 bits) and its length (16 bits).
+func textRef(block, start, n int) (uint64, bool) {
+	if block >= 1<<24 || start >= 1<<24 || n >= 1<<16-1 {
+		return 0, false
+	}
+	return uint64(block)<<40 | uint64(start)<<16 | uint64(n), true
+}
+
+// addText notes keyword k's text, which lies where in says.
+func (eb *exploreBuilder) addText(k string, in textIn) {
+	if in.block == "" {
+		in = textIn{block: k}
+	}
+	// Comparing the block with the last one costs nothing when they are
+	// the same text; another block of the same bytes would do as well.
+	if len(eb.blocks) == 0 || in.block != eb.blocks[len(eb.blocks)-1] {
+		eb.blocks = append(eb.blocks, in.block)
+	}
+	r, ok := textRef(len(eb.blocks)-1, int(in.start), len(k))
+	if !ok {
+		if eb.long == nil {
+			eb.long = map[uint32]string{}
+		}
+		eb.long[uint32(len(eb.refs))] = k
+		r = longRef
+	}
+	eb.refs = append(eb.refs, r)
+}
+
+// text is keyword id's text.
+func (eb *exploreBuilder) text(id uint32) string {
+	r := eb.refs[id]
+	if r == longRef {
+		return eb.long[id]
+	}
+	start := r >> 16 & (1<<24 - 1)
+	return eb.blocks[r>>40][start : start+r&0xffff]
+}
+
+func (eb *exploreBuilder) add(intent string, m member, in textIn, comp float64, hasComp bool) {
+	eb.addText(m.keyword, in)
 	var l uint32
 	switch {
 	case intent == m.keyword || intent == "":
@@ -185,7 +248,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 	eb.has = append(eb.has, h)
 	eb.comp = append(eb.comp, comp)
 	eb.overlap = append(eb.overlap, m.overlap)
-	if !eb.tables {
+	if !eb.tables || eb.tooMany {
 		return
 	}
 	first := true
@@ -201,7 +264,7 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 		}
 		first = false
 		eb.wcount[id]++
-		eb.kwWords = append(eb.kwWords, id)
+		eb.kwWords = binary.AppendUvarint(eb.kwWords, uint64(id))
 	}
 	if eb.noSpace {
 		eb.seen = keywordGrams(m.keyword, eb.seen, word)
@@ -209,15 +272,40 @@ func (eb *exploreBuilder) add(intent string, m member, comp float64, hasComp boo
 		var repeated bool
 		if eb.seen, repeated = keywordWords(m.keyword, eb.seen, word); repeated {
 			// Its words in order are not its distinct words in order.
-			eb.repeats.set(uint32(len(eb.texts) - 1))
+			eb.repeats.set(uint32(len(eb.refs) - 1))
 		}
 	}
+	if len(eb.kwWords) > math.MaxUint32 {
+		// write fails the build.
+		eb.tooMany = true
+		return
+	}
 	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
-	if len(eb.texts) == wordsSample && eb.expect > wordsSample {
+	if len(eb.refs) == wordsSample && eb.expect > wordsSample {
 		// Size the word ids from the first keywords' count of words, so
 		// that hundreds of MiB are not copied as they grow.
 		eb.kwWords = slices.Grow(eb.kwWords, len(eb.kwWords)*(eb.expect-wordsSample)/wordsSample*11/10)
 	}
+}
+
+// nextWordID returns the first word id of b, a keyword's ids in kwWords,
+// and the rest of b.
+func nextWordID(b []byte) (uint32, []byte) {
+	if b[0] < 0x80 {
+		return uint32(b[0]), b[1:]
+	}
+	v, n := binary.Uvarint(b)
+	return uint32(v), b[n:]
+}
+
+// appendWordIDs appends keyword id's word ids to dst.
+func (eb *exploreBuilder) appendWordIDs(dst []uint32, id uint32) []uint32 {
+	for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+		var w uint32
+		w, b = nextWordID(b)
+		dst = append(dst, w)
+	}
+	return dst
 }
 
 // wordsSample is the number of keywords after which the builder sizes
@@ -284,10 +372,10 @@ func (eb *exploreBuilder) findLeaders() []uint32 {
 	j := 0
 	for _, l := range byText {
 		t := eb.leaders[l]
-		for j < len(eb.texts) && eb.texts[j] < t {
+		for j < len(eb.refs) && eb.text(uint32(j)) < t {
 			j++
 		}
-		if j < len(eb.texts) && eb.texts[j] == t {
+		if j < len(eb.refs) && eb.text(uint32(j)) == t {
 			found[l] = uint32(j)
 		} else {
 			found[l] = math.MaxUint32
@@ -299,7 +387,7 @@ func (eb *exploreBuilder) findLeaders() []uint32 {
 // rankOrder returns the ids in the default order: volume descending,
 // missing volumes last, then id (text order).
 func (eb *exploreBuilder) rankOrder() []uint32 {
-	n := len(eb.texts)
+	n := len(eb.refs)
 	order := make([]uint32, n)
 	// Most volumes fit 32 bits: then (volume inverted, id) packed in one
 	// integer sorts without a comparison function.
@@ -424,6 +512,9 @@ func keywordGrams(text string, seen []string, fn func(g string)) []string {
 // keywords, when the rest of the build is mostly done. It only reads the
 // builder, so it may run beside writeGroups.
 func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (int, error) {
+	if eb.tooMany {
+		return 0, fmt.Errorf("cannot build the explorer's tables of %s: its keywords' word ids outgrow 4 GiB, beyond what one build holds (some hundred million keywords a country)", cc)
+	}
 	order := eb.rankOrder()
 	group, extras := eb.groups(order)
 	var colErr error
@@ -444,7 +535,7 @@ func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (
 // the country is its id; any other is n plus its place in extras, in the
 // order the ranks first meet it.
 func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []string) {
-	n := len(eb.texts)
+	n := len(eb.refs)
 	found := eb.leaderIDs()
 	extra := make([]uint32, len(eb.leaders)) // 1 + a leader's place in extras
 	group = make([]uint32, n)
@@ -469,7 +560,7 @@ func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []strin
 
 // writeColumns writes the column blocks ('c').
 func (eb *exploreBuilder) writeColumns(ctx context.Context, tw *tableWriter, cc string, order, group []uint32) error {
-	n := len(eb.texts)
+	n := len(eb.refs)
 	var key, val []byte
 	for start := 0; start < n; start += exploreBlockLen {
 		if err := ctx.Err(); err != nil {
@@ -493,7 +584,7 @@ func (eb *exploreBuilder) writeColumns(ctx context.Context, tw *tableWriter, cc 
 				val = binary.LittleEndian.AppendUint64(val, math.Float64bits(eb.comp[id]))
 			}
 			val = binary.AppendUvarint(val, uint64(group[r]))
-			val = appendString(val, eb.texts[id])
+			val = appendString(val, eb.text(uint32(id)))
 		}
 		var blk [4]byte
 		binary.BigEndian.PutUint32(blk[:], uint32(start/exploreBlockLen))
@@ -511,7 +602,7 @@ func (eb *exploreBuilder) writeColumns(ctx context.Context, tw *tableWriter, cc 
 // wordRecords, it writes the word records beside them, into tables of
 // set.
 func (eb *exploreBuilder) writeLists(ctx context.Context, set *tableSet, tw *tableWriter, cc string, order []uint32, extras []string) (_ int, err error) {
-	n := len(eb.texts)
+	n := len(eb.refs)
 	noSpace := eb.noSpace
 	postings := eb.postings(order)
 	if eb.wordRecords {
@@ -594,7 +685,7 @@ type pairPostings struct {
 // pairPostings returns the postings of every pair of adjacent common
 // words, sorted by their text.
 func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
-	n := len(eb.texts)
+	n := len(eb.refs)
 	common := make([]bool, len(eb.words))
 	nCommon := 0
 	for id, c := range eb.wcount {
@@ -612,7 +703,9 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 	var maybe bitSet
 	for id := range uint32(n) {
 		k := 0
-		for _, w := range eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]] {
+		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+			var w uint32
+			w, b = nextWordID(b)
 			if common[w] {
 				k++
 			}
@@ -629,20 +722,20 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 			lists[k] = append(l, uint32(r))
 		}
 	}
-	var seq []uint32
+	var ids []uint32
 	for r, id := range order {
 		if !maybe.has(id) {
 			continue
 		}
-		ids := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]
+		ids = ids[:0]
 		if eb.repeats.has(id) {
 			// The words in order, repeats and all: a common word
 			// repeated is a pair too.
-			seq = seq[:0]
-			for w := range strings.SplitSeq(eb.texts[id], " ") {
-				seq = append(seq, eb.wordID[w])
+			for w := range strings.SplitSeq(eb.text(uint32(id)), " ") {
+				ids = append(ids, eb.wordID[w])
 			}
-			ids = seq
+		} else {
+			ids = eb.appendWordIDs(ids, id)
 		}
 		k := 0
 		for _, w := range ids {
@@ -721,10 +814,10 @@ func (eb *exploreBuilder) eachWordRecord(ctx context.Context, order []uint32, p 
 		}
 		list = list[:0]
 		for _, id := range best {
-			list = append(list, scored{eb.texts[id], eb.vol[id]})
+			list = append(list, scored{eb.text(uint32(id)), eb.vol[id]})
 		}
 		for _, id := range zero {
-			list = append(list, scored{eb.texts[id], 0})
+			list = append(list, scored{eb.text(uint32(id)), 0})
 		}
 		if err := fn(eb.words[w], list); err != nil {
 			return err
@@ -752,8 +845,8 @@ func keepSmallest(ids []uint32, id uint32, m int) []uint32 {
 // afterFirst reports whether keyword id holds word w after its first
 // word, where the suggestion tables count a word.
 func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
-	text := eb.texts[id]
-	if eb.kwWords[eb.kwOff[id]] != w || strings.HasPrefix(text, " ") {
+	text := eb.text(uint32(id))
+	if first, _ := nextWordID(eb.kwWords[eb.kwOff[id]:]); first != w || strings.HasPrefix(text, " ") {
 		return true
 	}
 	// w is the keyword's first word: it counts if it comes again.
@@ -778,13 +871,16 @@ type wordPostings struct {
 
 // postings fills each word's ranks by walking the keywords in rank order.
 func (eb *exploreBuilder) postings(order []uint32) wordPostings {
-	p := wordPostings{ranks: make([]uint32, len(eb.kwWords)), start: make([]uint32, len(eb.words)+1)}
+	p := wordPostings{start: make([]uint32, len(eb.words)+1)}
 	for id, c := range eb.wcount {
 		p.start[id+1] = p.start[id] + c
 	}
+	p.ranks = make([]uint32, p.start[len(eb.words)])
 	next := slices.Clone(p.start[:len(eb.words)])
 	for r, id := range order {
-		for _, w := range eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]] {
+		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+			var w uint32
+			w, b = nextWordID(b)
 			p.ranks[next[w]] = uint32(r)
 			next[w]++
 		}

@@ -782,3 +782,86 @@ func TestRadixHigh32(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreBuilderWordIDs holds the builder's packed word ids to each
+// keyword's distinct words, in order, across the one-, two- and
+// three-byte ids (more than 16,384 distinct words).
+func TestExploreBuilderWordIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	eb := newExploreBuilder("us", 0)
+	var texts []string
+	for i := range 30000 {
+		// A new word in every keyword, beside a few of the earlier ones
+		// and a repeat now and then.
+		words := []string{fmt.Sprintf("w%05d", i)}
+		for range rng.IntN(4) {
+			words = append(words, fmt.Sprintf("w%05d", rng.IntN(i+1)))
+		}
+		texts = append(texts, strings.Join(words, " "))
+	}
+	slices.Sort(texts)
+	texts = slices.Compact(texts)
+	for _, k := range texts {
+		eb.add(k, member{keyword: k}, textIn{}, 0, false)
+	}
+	if len(eb.words) <= 1<<14 {
+		t.Fatalf("%d distinct words, want more than %d to reach three-byte ids", len(eb.words), 1<<14)
+	}
+	var got []uint32
+	for id, k := range texts {
+		var want []uint32
+		for _, w := range strings.Fields(k) {
+			wid, ok := eb.wordID[w]
+			if !ok {
+				t.Fatalf("word %q of %q has no id", w, k)
+			}
+			if !slices.Contains(want, wid) {
+				want = append(want, wid)
+			}
+		}
+		if got = eb.appendWordIDs(got[:0], uint32(id)); !slices.Equal(got, want) {
+			t.Fatalf("keyword %d %q: word ids %v, want %v", id, k, got, want)
+		}
+		if first, _ := nextWordID(eb.kwWords[eb.kwOff[id]:]); first != want[0] {
+			t.Fatalf("keyword %d %q: first word id %d, want %d", id, k, first, want[0])
+		}
+	}
+}
+
+// TestExploreBuilderTexts holds the builder's texts to the keywords
+// added: keywords in shared blocks, each its own block, and places that do
+// not fit a reference (a keyword of 64 KiB, a start past 16 MiB).
+func TestExploreBuilderTexts(t *testing.T) {
+	eb := newExploreBuilder("us", 0)
+	var want []string
+	add := func(k string, in textIn) {
+		t.Helper()
+		if in.block != "" && in.block[in.start:int(in.start)+len(k)] != k {
+			t.Fatalf("bad test: %q is not at %d of its block", k, in.start)
+		}
+		eb.add(k, member{keyword: k}, in, 0, false)
+		want = append(want, k)
+	}
+	block := "alpha betagamma"
+	add("alpha", textIn{block, 0})
+	add("beta", textIn{block, 6})
+	add("gamma", textIn{block, 10})
+	add("delta", textIn{})
+	add("epsilon", textIn{})
+	long := "k" + strings.Repeat("x", 1<<16)
+	add(long, textIn{})
+	big := strings.Repeat(" ", 1<<24) + "omega"
+	add("omega", textIn{big, 1 << 24})
+	add("zeta", textIn{"zeta", 0})
+	if len(eb.blocks) != 6 {
+		t.Errorf("%d blocks, want 6", len(eb.blocks))
+	}
+	if len(eb.long) != 2 {
+		t.Errorf("%d texts held whole, want 2", len(eb.long))
+	}
+	for id, k := range want {
+		if got := eb.text(uint32(id)); got != k {
+			t.Errorf("text %d = %.20q, want %.20q", id, got, k)
+		}
+	}
+}

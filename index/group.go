@@ -163,7 +163,7 @@ type intentGroup struct {
 // group names it by its text, any other by its leader's, whether or not
 // that leader is a keyword of the country.
 func (eb *exploreBuilder) intentGroups() ([]intentGroup, []uint32) {
-	n, nl := len(eb.texts), len(eb.leaders)
+	n, nl := len(eb.refs), len(eb.leaders)
 	found := eb.leaderIDs()
 	// A group's number: a keyword's id for the group its text names, n
 	// plus the place in leaders of a leader that is no keyword.
@@ -204,11 +204,11 @@ func (eb *exploreBuilder) intentGroups() ([]intentGroup, []uint32) {
 		if start[id+1] == start[id] {
 			continue
 		}
-		for ; o < len(outside) && eb.leaders[outside[o]] < eb.texts[id]; o++ {
+		for ; o < len(outside) && eb.leaders[outside[o]] < eb.text(uint32(id)); o++ {
 			g := n + outside[o]
 			groups = append(groups, intentGroup{eb.leaders[outside[o]], start[g], start[g+1]})
 		}
-		groups = append(groups, intentGroup{eb.texts[id], start[id], start[id+1]})
+		groups = append(groups, intentGroup{eb.text(uint32(id)), start[id], start[id+1]})
 	}
 	for ; o < len(outside); o++ {
 		g := n + outside[o]
@@ -250,7 +250,7 @@ func (eb *exploreBuilder) appendGroupValue(dst []byte, g intentGroup, members, i
 		if eb.has[id]&hasCPC != 0 {
 			cpc = &eb.cpc[id]
 		}
-		dst = appendGroupMember(dst, eb.texts[id], volume, cpc, eb.overlap[id])
+		dst = appendGroupMember(dst, eb.text(uint32(id)), volume, cpc, eb.overlap[id])
 	}
 	return dst, ids
 }

@@ -186,14 +186,14 @@ func TestIntentGroupsSorted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eb := newExploreBuilder("us", 0)
 			for _, a := range tt.adds {
-				eb.add(a[1], member{keyword: a[0]}, 0, false)
+				eb.add(a[1], member{keyword: a[0]}, textIn{}, 0, false)
 			}
 			var got []string
 			groups, members := eb.intentGroups()
 			for _, g := range groups {
 				var names []string
 				for _, id := range members[g.first:g.end] {
-					names = append(names, eb.texts[id])
+					names = append(names, eb.text(id))
 				}
 				got = append(got, fmt.Sprintf("%s:%d", g.leader, g.end-g.first))
 				// Every member names the group.
@@ -259,7 +259,7 @@ func TestGroupAppendValueMatchesEncodeGroup(t *testing.T) {
 					m.cpc, m.has = int64(r.IntN(5_000_000)), m.has|2
 					gm.CPCMicros = i64(m.cpc)
 				}
-				eb.add("leader", m, 0, false)
+				eb.add("leader", m, textIn{}, 0, false)
 				all = append(all, gm)
 			}
 			groups, members := eb.intentGroups()

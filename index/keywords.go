@@ -248,3 +248,9 @@ func (s *kwStream) peek() *kw.KeywordRecord {
 }
 
 func (s *kwStream) next() { s.i++ }
+
+// textIn is where the current record's keyword lies: in its chunk's one
+// string of texts, which stays valid for as long as it is referenced.
+func (s *kwStream) textIn() textIn {
+	return textIn{s.chunk.kws.all, s.chunk.kws.offs[s.i]}
+}

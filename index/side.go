@@ -26,6 +26,7 @@ import (
 type noted struct {
 	intent  string
 	m       member
+	in      textIn  // where m.keyword lies
 	comp    float64 // competition, for the explorer's tables
 	hasComp bool
 }
@@ -95,7 +96,7 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 			if ctx.Err() == nil {
 				for i := range b.notes {
 					n := &b.notes[i]
-					eb.add(n.intent, n.m, n.comp, n.hasComp)
+					eb.add(n.intent, n.m, n.in, n.comp, n.hasComp)
 				}
 			}
 			s.release(b)
@@ -134,7 +135,7 @@ func writeTables(ctx context.Context, set *tableSet, write func(tw *tableWriter)
 }
 
 // note hands the builders the next keyword of the country, in key order.
-func (s *sideBuilders) note(intent string, m member, competition *float64) {
+func (s *sideBuilders) note(intent string, m member, in textIn, competition *float64) {
 	if s.cur == nil {
 		select {
 		case s.cur = <-s.free:
@@ -143,7 +144,7 @@ func (s *sideBuilders) note(intent string, m member, competition *float64) {
 			s.cur = &notesBatch{notes: make([]noted, 0, notesBatchLen)}
 		}
 	}
-	s.cur.notes = append(s.cur.notes, noted{intent: intent, m: m, comp: kw.Deref(competition), hasComp: competition != nil})
+	s.cur.notes = append(s.cur.notes, noted{intent: intent, m: m, in: in, comp: kw.Deref(competition), hasComp: competition != nil})
 	if len(s.cur.notes) == notesBatchLen {
 		s.send()
 	}

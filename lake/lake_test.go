@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/kwdata/kwdata/kw"
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 func sampleRecords() []kw.KeywordRecord {
@@ -225,5 +227,61 @@ func TestOlderKeywordsPartitionsRead(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Keyword != "a" || kw.Deref(got[0].Volume) != 7 || got[0].YoYChange != nil || got[0].ThreeMonthChange != nil {
 		t.Fatalf("old partition read as %+v", got)
+	}
+}
+
+// TestPartitionCodecs holds each dataset to its codec (codecFor): the
+// similarity stage's outputs Snappy, the sources' data zstd; and another
+// Parquet reader (Arrow's) reads a Snappy partition.
+func TestPartitionCodecs(t *testing.T) {
+	data := t.TempDir()
+	const date = "2026-11-21"
+	write := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(WritePartition(data, kw.DatasetKeywords, "us", date, sampleRecords()))
+	write(WritePartition(data, kw.DatasetSERPs, "us", date, []kw.SERPRow{{Keyword: "a", Rank: 1, URL: "https://x.test/", URLKey: "x.test/"}}))
+	write(WritePartition(data, kw.DatasetRelated, "us", date, []kw.RelatedRow{{Keyword: "a", Rank: 1, Related: "b", Overlap: 3, Volume: i64(10)}}))
+	write(WritePartition(data, kw.DatasetIntents, "us", date, []kw.IntentRow{{Keyword: "b", Intent: "a", Overlap: 3}}))
+	want := map[string]format.CompressionCodec{
+		kw.DatasetKeywords: format.Zstd, kw.DatasetSERPs: format.Zstd,
+		kw.DatasetRelated: format.Snappy, kw.DatasetIntents: format.Snappy,
+	}
+	for dataset, codec := range want {
+		path := filepath.Join(kw.PartitionDir(data, dataset, "us", date), "part-00000.parquet")
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := pq.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatalf("%s: %v", dataset, err)
+		}
+		for _, rg := range pf.Metadata().RowGroups {
+			for _, c := range rg.Columns {
+				if c.MetaData.Codec != codec {
+					t.Errorf("%s: column %v compressed with %v, want %v", dataset, c.MetaData.PathInSchema, c.MetaData.Codec, codec)
+				}
+			}
+		}
+		if dataset == kw.DatasetRelated {
+			tbl, err := pqarrow.ReadTable(context.Background(), f, parquet.NewReaderProperties(memory.DefaultAllocator),
+				pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+			if err != nil {
+				t.Fatalf("arrow cannot read %s: %v", dataset, err)
+			}
+			if tbl.NumRows() != 1 {
+				t.Errorf("arrow read %d rows of %s, want 1", tbl.NumRows(), dataset)
+			}
+			tbl.Release()
+		}
+		f.Close()
 	}
 }
