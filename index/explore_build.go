@@ -283,8 +283,17 @@ func (eb *exploreBuilder) add(intent string, m member, in textIn, comp float64, 
 	eb.kwOff = append(eb.kwOff, uint32(len(eb.kwWords)))
 	if len(eb.refs) == wordsSample && eb.expect > wordsSample {
 		// Size the word ids from the first keywords' count of words, so
-		// that hundreds of MiB are not copied as they grow.
-		eb.kwWords = slices.Grow(eb.kwWords, len(eb.kwWords)*(eb.expect-wordsSample)/wordsSample*11/10)
+		// that hundreds of MiB are not copied as they grow: at three
+		// bytes an id (a vocabulary of up to 2M words), not at the first
+		// keywords' bytes an id, which are the fewest (their words are
+		// the commonest, with the smallest ids): sized that way, the 10M
+		// sample's ids were copied twice as they grew. What is never
+		// written is never touched, so it costs address space only.
+		ids := 0
+		for _, c := range eb.wcount {
+			ids += int(c)
+		}
+		eb.kwWords = slices.Grow(eb.kwWords, 3*ids*(eb.expect-wordsSample)/wordsSample*11/10)
 	}
 }
 
