@@ -93,9 +93,9 @@ func appendExploreKey(dst []byte, country string, kind byte, rest string) ([]byt
 // ranks are known.
 type exploreBuilder struct {
 	noSpace bool
-	// Each keyword's text, as a place in blocks (textRef): a reference a
-	// keyword with nothing for the collector to trace, where a string
-	// header was 16 bytes and a pointer to mark in every cycle.
+	// Each keyword's text, as its place in blocks (textRef): 8 bytes a
+	// keyword and no pointer for the collector to mark, where a string
+	// header was 16 bytes and a pointer.
 	refs   []uint64
 	blocks []string          // the texts the keywords lie in
 	long   map[uint32]string // the texts of refs equal to longRef
@@ -167,8 +167,7 @@ func newExploreBuilder(cc string, n int) *exploreBuilder {
 }
 
 // textIn is where a keyword's text lies: block[start:start+len(keyword)],
-// a block being one text the keywords of a batch were read into; with no
-// block, the keyword is one of its own.
+// a block being one text the keywords of a chunk were read into.
 type textIn struct {
 	block string
 	start uint32
@@ -189,9 +188,6 @@ func textRef(block, start, n int) (uint64, bool) {
 
 // addText notes keyword k's text, which lies where in says.
 func (eb *exploreBuilder) addText(k string, in textIn) {
-	if in.block == "" {
-		in = textIn{block: k}
-	}
 	// Comparing the block with the last one costs nothing when they are
 	// the same text; another block of the same bytes would do as well.
 	if len(eb.blocks) == 0 || in.block != eb.blocks[len(eb.blocks)-1] {

@@ -802,7 +802,7 @@ func TestExploreBuilderWordIDs(t *testing.T) {
 	slices.Sort(texts)
 	texts = slices.Compact(texts)
 	for _, k := range texts {
-		eb.add(k, member{keyword: k}, textIn{}, 0, false)
+		eb.add(k, member{keyword: k}, alone(k), 0, false)
 	}
 	if len(eb.words) <= 1<<14 {
 		t.Fatalf("%d distinct words, want more than %d to reach three-byte ids", len(eb.words), 1<<14)
@@ -828,6 +828,9 @@ func TestExploreBuilderWordIDs(t *testing.T) {
 	}
 }
 
+// alone is the place of a keyword that is a block of its own.
+func alone(k string) textIn { return textIn{block: k} }
+
 // TestExploreBuilderTexts holds the builder's texts to the keywords
 // added: keywords in shared blocks, each its own block, and places that do
 // not fit a reference (a keyword of 64 KiB, a start past 16 MiB).
@@ -836,7 +839,7 @@ func TestExploreBuilderTexts(t *testing.T) {
 	var want []string
 	add := func(k string, in textIn) {
 		t.Helper()
-		if in.block != "" && in.block[in.start:int(in.start)+len(k)] != k {
+		if in.block[in.start:int(in.start)+len(k)] != k {
 			t.Fatalf("bad test: %q is not at %d of its block", k, in.start)
 		}
 		eb.add(k, member{keyword: k}, in, 0, false)
@@ -846,10 +849,10 @@ func TestExploreBuilderTexts(t *testing.T) {
 	add("alpha", textIn{block, 0})
 	add("beta", textIn{block, 6})
 	add("gamma", textIn{block, 10})
-	add("delta", textIn{})
-	add("epsilon", textIn{})
+	add("delta", alone("delta"))
+	add("epsilon", alone("epsilon"))
 	long := "k" + strings.Repeat("x", 1<<16)
-	add(long, textIn{})
+	add(long, alone(long))
 	big := strings.Repeat(" ", 1<<24) + "omega"
 	add("omega", textIn{big, 1 << 24})
 	add("zeta", textIn{"zeta", 0})
