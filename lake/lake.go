@@ -42,6 +42,9 @@ const rowsPerFile = 8 * 1024 * 1024
 // Parquet reader decodes any level.
 var lakeZstd = &zstd.Codec{Level: zstd.SpeedFastest}
 
+// lakeSnappy compresses the pages of the datasets codecFor names.
+var lakeSnappy = &snappy.Codec{}
+
 // codecFor is the codec of a dataset's pages. The similarity stage's
 // outputs, related and intents, are Snappy: they are written once and read
 // whole by every build of the index, where zstd's decoding was the
@@ -53,7 +56,7 @@ var lakeZstd = &zstd.Codec{Level: zstd.SpeedFastest}
 func codecFor(dataset string) compress.Codec {
 	switch dataset {
 	case kw.DatasetRelated, kw.DatasetIntents:
-		return &snappy.Codec{}
+		return lakeSnappy
 	}
 	return lakeZstd
 }
