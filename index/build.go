@@ -532,6 +532,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 	var (
 		key, val, prev     []byte
 		prevIntent, relBuf []byte
+		intentBuf          []byte // the keyword's intent, valid for one keyword
 		trend              []kw.MonthlySearches
 		n, noIntent        int
 		orphans, badMonths int
@@ -571,7 +572,9 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 			}
 			prevIntent = append(prevIntent[:0], r.Keyword...)
 			if r.Keyword == rec.Keyword {
-				intent, overlap = r.Intent, r.Overlap
+				// The next peek may pull the next batch, under the row.
+				intentBuf = append(intentBuf[:0], r.Intent...)
+				intent, overlap = inPlace(intentBuf), r.Overlap
 			} else {
 				orphans++
 			}

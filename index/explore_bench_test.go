@@ -389,7 +389,7 @@ func BenchmarkExploreBuilder(b *testing.B) {
 			if i%5 == 0 {
 				leader = k
 			}
-			eb.add(leader, newMember(k, i64(int64(rng.IntN(10000))), i64(1), 0), alone(k), 0.5, true)
+			eb.add(eb.leaders.of(leader, k), newMember(k, i64(int64(rng.IntN(10000))), i64(1), 0), alone(k), 0.5, true)
 		}
 		if _, err := eb.write(context.Background(), set, "US"); err != nil {
 			b.Fatal(err)

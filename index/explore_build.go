@@ -100,21 +100,17 @@ type exploreBuilder struct {
 	blocks []string          // the texts the keywords lie in
 	long   map[uint32]string // the texts of refs equal to longRef
 	// Each keyword's intent leader: 0 when it leads its own group, else
-	// 1 + the leader's place in leaders (in order of first appearance).
-	leader    []uint32
-	leaders   []string
-	leaderIdx map[string]uint32
+	// 1 + the leader's place in leaders.names, named by the merge.
+	leader  []uint32
+	leaders *intentLeaders
 	// leaderIDs is findLeaders, worked out once for the explorer's
 	// tables and the intent groups, which are written side by side.
 	leaderIDs func() []uint32
-	// The last intent looked up in leaderIdx, and its place.
-	lastIntent string
-	lastLeader uint32
-	vol        []int64
-	cpc        []int64
-	comp       []float64
-	has        []uint8
-	overlap    []int32
+	vol       []int64
+	cpc       []int64
+	comp      []float64
+	has       []uint8
+	overlap   []int32
 	// tables: whether the explorer's tables are wanted (exploreTables),
 	// else only what the intent groups need is collected.
 	tables bool
@@ -152,7 +148,7 @@ type exploreBuilder struct {
 func newExploreBuilder(cc string, n int) *exploreBuilder {
 	n = max(n, 0)
 	eb := &exploreBuilder{
-		refs: make([]uint64, 0, n), leader: make([]uint32, 0, n), leaderIdx: map[string]uint32{},
+		refs: make([]uint64, 0, n), leader: make([]uint32, 0, n), leaders: newIntentLeaders(n),
 		vol: make([]int64, 0, n), cpc: make([]int64, 0, n), comp: make([]float64, 0, n), has: make([]uint8, 0, n),
 		overlap: make([]int32, 0, n), tables: exploreTables,
 		wordID: map[string]uint32{}, kwWords: make([]byte, 0, 8*min(n, wordsSample)), kwOff: make([]uint32, 1, n+1),
@@ -214,27 +210,11 @@ func (eb *exploreBuilder) text(id uint32) string {
 	return eb.blocks[r>>40][start : start+r&0xffff]
 }
 
-func (eb *exploreBuilder) add(intent string, m member, in textIn, comp float64, hasComp bool) {
+// add adds the next keyword, in text order, of intent leader leader
+// (eb.leaders.of).
+func (eb *exploreBuilder) add(leader uint32, m member, in textIn, comp float64, hasComp bool) {
 	eb.addText(m.keyword, in)
-	var l uint32
-	switch {
-	case intent == m.keyword || intent == "":
-	case intent == eb.lastIntent && eb.lastLeader != 0:
-		// Keywords of one group often come one after another.
-		l = eb.lastLeader
-	default:
-		var ok bool
-		if l, ok = eb.leaderIdx[intent]; !ok {
-			// A copy: the intent is a slice of one string of its batch's
-			// intents, which would otherwise all stay alive.
-			intent = strings.Clone(intent)
-			eb.leaders = append(eb.leaders, intent)
-			l = uint32(len(eb.leaders))
-			eb.leaderIdx[intent] = l
-		}
-		eb.lastIntent, eb.lastLeader = intent, l
-	}
-	eb.leader = append(eb.leader, l)
+	eb.leader = append(eb.leader, leader)
 	eb.vol = append(eb.vol, m.volume)
 	eb.cpc = append(eb.cpc, m.cpc)
 	h := m.has & (hasVolume | hasCPC)
@@ -368,15 +348,16 @@ func (eb *exploreBuilder) wordOf(w string) uint32 {
 // one walk of both in text order. It runs once, through leaderIDs, when
 // every keyword is added; its answer is only read.
 func (eb *exploreBuilder) findLeaders() []uint32 {
-	byText := make([]uint32, len(eb.leaders))
+	names := eb.leaders.names
+	byText := make([]uint32, len(names))
 	for i := range byText {
 		byText[i] = uint32(i)
 	}
-	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(eb.leaders[a], eb.leaders[b]) })
-	found := make([]uint32, len(eb.leaders))
+	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
+	found := make([]uint32, len(names))
 	j := 0
 	for _, l := range byText {
-		t := eb.leaders[l]
+		t := names[l]
 		for j < len(eb.refs) && eb.text(uint32(j)) < t {
 			j++
 		}
@@ -542,7 +523,7 @@ func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (
 func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []string) {
 	n := len(eb.refs)
 	found := eb.leaderIDs()
-	extra := make([]uint32, len(eb.leaders)) // 1 + a leader's place in extras
+	extra := make([]uint32, len(eb.leaders.names)) // 1 + a leader's place in extras
 	group = make([]uint32, n)
 	for r, id := range order {
 		l := eb.leader[id]
@@ -553,7 +534,7 @@ func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []strin
 		g := found[l-1]
 		if g == math.MaxUint32 {
 			if extra[l-1] == 0 {
-				extras = append(extras, eb.leaders[l-1])
+				extras = append(extras, eb.leaders.names[l-1])
 				extra[l-1] = uint32(len(extras))
 			}
 			g = uint32(n) + extra[l-1] - 1

@@ -802,7 +802,7 @@ func TestExploreBuilderWordIDs(t *testing.T) {
 	slices.Sort(texts)
 	texts = slices.Compact(texts)
 	for _, k := range texts {
-		eb.add(k, member{keyword: k}, alone(k), 0, false)
+		eb.add(0, member{keyword: k}, alone(k), 0, false)
 	}
 	if len(eb.words) <= 1<<14 {
 		t.Fatalf("%d distinct words, want more than %d to reach three-byte ids", len(eb.words), 1<<14)
@@ -842,7 +842,7 @@ func TestExploreBuilderTexts(t *testing.T) {
 		if in.block[in.start:int(in.start)+len(k)] != k {
 			t.Fatalf("bad test: %q is not at %d of its block", k, in.start)
 		}
-		eb.add(k, member{keyword: k}, in, 0, false)
+		eb.add(0, member{keyword: k}, in, 0, false)
 		want = append(want, k)
 	}
 	block := "alpha betagamma"

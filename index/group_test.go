@@ -186,7 +186,7 @@ func TestIntentGroupsSorted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eb := newExploreBuilder("us", 0)
 			for _, a := range tt.adds {
-				eb.add(a[1], member{keyword: a[0]}, alone(a[0]), 0, false)
+				eb.add(eb.leaders.of(a[1], a[0]), member{keyword: a[0]}, alone(a[0]), 0, false)
 			}
 			var got []string
 			groups, members := eb.intentGroups()
@@ -259,7 +259,7 @@ func TestGroupAppendValueMatchesEncodeGroup(t *testing.T) {
 					m.cpc, m.has = int64(r.IntN(5_000_000)), m.has|2
 					gm.CPCMicros = i64(m.cpc)
 				}
-				eb.add("leader", m, alone(m.keyword), 0, false)
+				eb.add(eb.leaders.of("leader", m.keyword), m, alone(m.keyword), 0, false)
 				all = append(all, gm)
 			}
 			groups, members := eb.intentGroups()

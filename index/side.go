@@ -24,7 +24,7 @@ import (
 // the keywords stream reuses; the texts are slices of strings no one
 // changes.
 type noted struct {
-	intent  string
+	leader  uint32 // the keyword's intent leader (intentLeaders.of)
 	m       member
 	in      textIn  // where m.keyword lies
 	comp    float64 // competition, for the explorer's tables
@@ -54,6 +54,9 @@ type sideBuilders struct {
 	cur              *notesBatch
 	wg               sync.WaitGroup
 	closed           bool
+	// leaders names the keywords' intent leaders for the explorer's
+	// builder, which reads it once the last batch is handed over.
+	leaders *intentLeaders
 
 	// Set by the builders; read after wg.Wait.
 	groupsErr, suggestErr, exploreErr     error
@@ -65,13 +68,14 @@ type sideBuilders struct {
 // tables of set. The caller must call finish or abort.
 func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords int) *sideBuilders {
 	ctx, cancel := context.WithCancel(ctx)
+	eb := newExploreBuilder(cc, keywords)
 	s := &sideBuilders{
 		cancel:  cancel,
+		leaders: eb.leaders,
 		suggest: make(chan *notesBatch, notesAhead),
 		explore: make(chan *notesBatch, notesAhead),
 		free:    make(chan *notesBatch, 2*notesAhead+2),
 	}
-	eb := newExploreBuilder(cc, keywords)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -96,7 +100,7 @@ func startSideBuilders(ctx context.Context, set *tableSet, cc string, keywords i
 			if ctx.Err() == nil {
 				for i := range b.notes {
 					n := &b.notes[i]
-					eb.add(n.intent, n.m, n.in, n.comp, n.hasComp)
+					eb.add(n.leader, n.m, n.in, n.comp, n.hasComp)
 				}
 			}
 			s.release(b)
@@ -134,8 +138,10 @@ func writeTables(ctx context.Context, set *tableSet, write func(tw *tableWriter)
 	return n, nil
 }
 
-// note hands the builders the next keyword of the country, in key order.
+// note hands the builders the next keyword of the country, in key order,
+// and its intent (which need not outlive the call).
 func (s *sideBuilders) note(intent string, m member, in textIn, competition *float64) {
+	leader := s.leaders.of(intent, m.keyword)
 	if s.cur == nil {
 		select {
 		case s.cur = <-s.free:
@@ -144,7 +150,7 @@ func (s *sideBuilders) note(intent string, m member, in textIn, competition *flo
 			s.cur = &notesBatch{notes: make([]noted, 0, notesBatchLen)}
 		}
 	}
-	s.cur.notes = append(s.cur.notes, noted{intent: intent, m: m, in: in, comp: kw.Deref(competition), hasComp: competition != nil})
+	s.cur.notes = append(s.cur.notes, noted{leader: leader, m: m, in: in, comp: kw.Deref(competition), hasComp: competition != nil})
 	if len(s.cur.notes) == notesBatchLen {
 		s.send()
 	}

@@ -376,7 +376,7 @@ func TestWordRecordsFromPostingsMatchSuggestBuilder(t *testing.T) {
 				m.volume, m.has = int64(1+rng.IntN(20)), hasVolume
 			}
 			sb.add(k, m.volume)
-			eb.add(k, m, alone(k), 0, false)
+			eb.add(0, m, alone(k), 0, false)
 		}
 		want := map[string][]string{}
 		for w, top := range sb.words {
