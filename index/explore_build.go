@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/kwdata/kwdata/internal/prefetch"
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -349,25 +351,54 @@ func (eb *exploreBuilder) wordOf(w string) uint32 {
 // every keyword is added; its answer is only read.
 func (eb *exploreBuilder) findLeaders() []uint32 {
 	names := eb.leaders.names
-	byText := make([]uint32, len(names))
-	for i := range byText {
-		byText[i] = uint32(i)
+	// Sorted by their first 16 bytes, held beside their place, before
+	// their texts are compared: comparing the texts of 2.4M leaders
+	// scattered over the heap took 1.3 s at 10M keywords.
+	byText := make([]textKey, len(names))
+	for i, t := range names {
+		byText[i] = newTextKey(t, uint32(i))
 	}
-	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
+	slices.SortFunc(byText, func(a, b textKey) int {
+		if c := a.compare(b); c != 0 {
+			return c
+		}
+		return strings.Compare(names[a.i], names[b.i])
+	})
 	found := make([]uint32, len(names))
 	j := 0
-	for _, l := range byText {
-		t := names[l]
+	for _, k := range byText {
+		t := names[k.i]
 		for j < len(eb.refs) && eb.text(uint32(j)) < t {
 			j++
 		}
 		if j < len(eb.refs) && eb.text(uint32(j)) == t {
-			found[l] = uint32(j)
+			found[k.i] = uint32(j)
 		} else {
-			found[l] = math.MaxUint32
+			found[k.i] = math.MaxUint32
 		}
 	}
 	return found
+}
+
+// textKey is a text's first 16 bytes, big-endian and padded with zeros,
+// and a number: texts whose keys differ are in the keys' order.
+type textKey struct {
+	hi, lo uint64
+	i      uint32
+}
+
+func newTextKey(t string, i uint32) textKey {
+	var b [16]byte
+	copy(b[:], t)
+	return textKey{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), i}
+}
+
+// compare orders keys by their bytes; 0 means the texts may still differ.
+func (a textKey) compare(b textKey) int {
+	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.lo, b.lo)
 }
 
 // rankOrder returns the ids in the default order: volume descending,
@@ -848,6 +879,23 @@ func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
 	return false
 }
 
+// wordsAhead is how many keywords ahead a walk in rank order asks for a
+// keyword's word ids (fetchWords): a walk reads them at random, two cache
+// misses a keyword (its offset, then its ids).
+const wordsAhead = 8
+
+// fetchWords asks for what a walk of order at r reads of the keywords
+// ahead: the offset of the keyword 2*wordsAhead on, the ids of the one
+// wordsAhead on, whose offset was asked for before.
+func (eb *exploreBuilder) fetchWords(order []uint32, r int) {
+	if r+2*wordsAhead < len(order) {
+		prefetch.At(eb.kwOff, int(order[r+2*wordsAhead]))
+	}
+	if r+wordsAhead < len(order) {
+		prefetch.At(eb.kwWords, int(eb.kwOff[order[r+wordsAhead]]))
+	}
+}
+
 // wordPostings is every word's ranks, ascending, back to back.
 type wordPostings struct {
 	ranks  []uint32
@@ -864,6 +912,7 @@ func (eb *exploreBuilder) postings(order []uint32) wordPostings {
 	p.ranks = make([]uint32, p.start[len(eb.words)])
 	next := slices.Clone(p.start[:len(eb.words)])
 	for r, id := range order {
+		eb.fetchWords(order, r)
 		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
 			var w uint32
 			w, b = nextWordID(b)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -209,6 +210,57 @@ func TestIntentGroupsSorted(t *testing.T) {
 				t.Errorf("intentGroups() = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFindLeaders holds each leader's id to a search of the keywords, for
+// leaders that share their first 16 bytes or more, differ past them, hold
+// NUL bytes or are a prefix of another, keywords or not.
+func TestFindLeaders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	stems := []string{"", "a", "best running sh", "best running shoes", "best running shoes for", "x\x00", "x\x00\x00y"}
+	seen := map[string]bool{}
+	var keys, names []string
+	for range 2000 {
+		k := stems[rng.IntN(len(stems))] + strings.Repeat("\x00", rng.IntN(2)) + string(rune('a'+rng.IntN(10)))
+		if rng.IntN(3) == 0 {
+			k += " " + stems[rng.IntN(len(stems))]
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if rng.IntN(2) == 0 {
+			keys = append(keys, k)
+		} else {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(keys)
+	eb := newExploreBuilder("us", 0)
+	// Each keyword names a leader at random, a keyword or not.
+	for _, k := range keys {
+		all := len(keys) + len(names)
+		leader := k // some lead their own group
+		if l := rng.IntN(all + all/4); l < len(keys) {
+			leader = keys[l]
+		} else if l < all {
+			leader = names[l-len(keys)]
+		}
+		eb.add(eb.leaders.of(leader, k), member{keyword: k}, alone(k), 0, false)
+	}
+	found := eb.findLeaders()
+	if len(found) != len(eb.leaders.names) || len(found) < 100 {
+		t.Fatalf("found %d of %d leaders; the test wants at least 100", len(found), len(eb.leaders.names))
+	}
+	for i, name := range eb.leaders.names {
+		want := uint32(math.MaxUint32)
+		if j, ok := slices.BinarySearch(keys, name); ok {
+			want = uint32(j)
+		}
+		if found[i] != want {
+			t.Errorf("leader %q: found %d, want %d", name, found[i], want)
+		}
 	}
 }
 
