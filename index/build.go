@@ -566,6 +566,7 @@ func (b *builder) country(ctx context.Context, set *tableSet, cc string) (err er
 			related.next()
 		}
 		intent, overlap := "", int32(0)
+		side.fetchLeaders(intents)
 		for r := intents.peek(); r != nil && r.Keyword <= rec.Keyword; r = intents.peek() {
 			if string(prevIntent) > r.Keyword {
 				return fmt.Errorf("intents partition of %s is not sorted by keyword: %q after %q", code, r.Keyword, prevIntent)
@@ -851,6 +852,15 @@ func (c *cursor[T]) peek() *T {
 }
 
 func (c *cursor[T]) next() { c.i++ }
+
+// ahead returns the row d after the current one, if the current batch
+// holds it, else nil.
+func (c *cursor[T]) ahead(d int) *T {
+	if c.i+d < len(c.batch) {
+		return &c.batch[c.i+d]
+	}
+	return nil
+}
 
 func (c *cursor[T]) err() error { return c.scanErr }
 

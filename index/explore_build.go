@@ -102,7 +102,7 @@ type exploreBuilder struct {
 	blocks []string          // the texts the keywords lie in
 	long   map[uint32]string // the texts of refs equal to longRef
 	// Each keyword's intent leader: 0 when it leads its own group, else
-	// 1 + the leader's place in leaders.names, named by the merge.
+	// 1 + the leader's place in leaders, named by the merge.
 	leader  []uint32
 	leaders *intentLeaders
 	// leaderIDs is findLeaders, worked out once for the explorer's
@@ -266,13 +266,25 @@ func (eb *exploreBuilder) add(leader uint32, m member, in textIn, comp float64, 
 		// keywords' bytes an id, which are the fewest (their words are
 		// the commonest, with the smallest ids): sized that way, the 10M
 		// sample's ids were copied twice as they grew. What is never
-		// written is never touched, so it costs address space only.
+		// written is never touched, so it costs address space only: the
+		// room is made, not grown into (slices.Grow clears the room past
+		// the length, 300 MiB at 10M keywords, touching every page of it
+		// in one call the collector must wait for).
 		ids := 0
 		for _, c := range eb.wcount {
 			ids += int(c)
 		}
-		eb.kwWords = slices.Grow(eb.kwWords, 3*ids*(eb.expect-wordsSample)/wordsSample*11/10)
+		eb.kwWords = withRoom(eb.kwWords, 3*ids*(eb.expect-wordsSample)/wordsSample*11/10)
 	}
+}
+
+// withRoom returns b, copied into a new array with room for n more bytes
+// that the copy leaves as the allocator gave it: fresh pages are zero
+// already, untouched until written.
+func withRoom(b []byte, n int) []byte {
+	nb := make([]byte, len(b), len(b)+n)
+	copy(nb, b)
+	return nb
 }
 
 // nextWordID returns the first word id of b, a keyword's ids in kwWords,
@@ -350,24 +362,24 @@ func (eb *exploreBuilder) wordOf(w string) uint32 {
 // one walk of both in text order. It runs once, through leaderIDs, when
 // every keyword is added; its answer is only read.
 func (eb *exploreBuilder) findLeaders() []uint32 {
-	names := eb.leaders.names
+	ls := eb.leaders
 	// Sorted by their first 16 bytes, held beside their place, before
 	// their texts are compared: comparing the texts of 2.4M leaders
 	// scattered over the heap took 1.3 s at 10M keywords.
-	byText := make([]textKey, len(names))
-	for i, t := range names {
-		byText[i] = newTextKey(t, uint32(i))
+	byText := make([]textKey, ls.len())
+	for i := range byText {
+		byText[i] = newTextKey(ls.name(i), uint32(i))
 	}
 	slices.SortFunc(byText, func(a, b textKey) int {
 		if c := a.compare(b); c != 0 {
 			return c
 		}
-		return strings.Compare(names[a.i], names[b.i])
+		return strings.Compare(ls.name(int(a.i)), ls.name(int(b.i)))
 	})
-	found := make([]uint32, len(names))
+	found := make([]uint32, ls.len())
 	j := 0
 	for _, k := range byText {
-		t := names[k.i]
+		t := ls.name(int(k.i))
 		for j < len(eb.refs) && eb.text(uint32(j)) < t {
 			j++
 		}
@@ -554,7 +566,7 @@ func (eb *exploreBuilder) write(ctx context.Context, set *tableSet, cc string) (
 func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []string) {
 	n := len(eb.refs)
 	found := eb.leaderIDs()
-	extra := make([]uint32, len(eb.leaders.names)) // 1 + a leader's place in extras
+	extra := make([]uint32, eb.leaders.len()) // 1 + a leader's place in extras
 	group = make([]uint32, n)
 	for r, id := range order {
 		l := eb.leader[id]
@@ -565,7 +577,7 @@ func (eb *exploreBuilder) groups(order []uint32) (group []uint32, extras []strin
 		g := found[l-1]
 		if g == math.MaxUint32 {
 			if extra[l-1] == 0 {
-				extras = append(extras, eb.leaders.names[l-1])
+				extras = append(extras, eb.leaders.name(int(l-1)))
 				extra[l-1] = uint32(len(extras))
 			}
 			g = uint32(n) + extra[l-1] - 1

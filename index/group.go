@@ -163,7 +163,7 @@ type intentGroup struct {
 // group names it by its text, any other by its leader's, whether or not
 // that leader is a keyword of the country.
 func (eb *exploreBuilder) intentGroups() ([]intentGroup, []uint32) {
-	n, nl := len(eb.refs), len(eb.leaders.names)
+	n, nl := len(eb.refs), eb.leaders.len()
 	found := eb.leaderIDs()
 	// A group's number: a keyword's id for the group its text names, n
 	// plus the place in leaders of a leader that is no keyword.
@@ -197,22 +197,22 @@ func (eb *exploreBuilder) intentGroups() ([]intentGroup, []uint32) {
 			outside = append(outside, l)
 		}
 	}
-	slices.SortFunc(outside, func(a, b int) int { return strings.Compare(eb.leaders.names[a], eb.leaders.names[b]) })
+	slices.SortFunc(outside, func(a, b int) int { return strings.Compare(eb.leaders.name(a), eb.leaders.name(b)) })
 	groups := make([]intentGroup, 0, n/2+len(outside))
 	o := 0
 	for id := range n {
 		if start[id+1] == start[id] {
 			continue
 		}
-		for ; o < len(outside) && eb.leaders.names[outside[o]] < eb.text(uint32(id)); o++ {
+		for ; o < len(outside) && eb.leaders.name(outside[o]) < eb.text(uint32(id)); o++ {
 			g := n + outside[o]
-			groups = append(groups, intentGroup{eb.leaders.names[outside[o]], start[g], start[g+1]})
+			groups = append(groups, intentGroup{eb.leaders.name(outside[o]), start[g], start[g+1]})
 		}
 		groups = append(groups, intentGroup{eb.text(uint32(id)), start[id], start[id+1]})
 	}
 	for ; o < len(outside); o++ {
 		g := n + outside[o]
-		groups = append(groups, intentGroup{eb.leaders.names[outside[o]], start[g], start[g+1]})
+		groups = append(groups, intentGroup{eb.leaders.name(outside[o]), start[g], start[g+1]})
 	}
 	return groups, members
 }

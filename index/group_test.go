@@ -213,6 +213,65 @@ func TestIntentGroupsSorted(t *testing.T) {
 	}
 }
 
+// TestIntentLeaders names the leaders of keywords, through several
+// growths of the table, against a map: one number a text, in order of
+// first appearance, 0 for a keyword that leads itself, and each number's
+// text given back whole.
+func TestIntentLeaders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ls := newIntentLeaders(0)
+	want := map[string]uint32{}
+	var order []string
+	for i := range 50000 {
+		keyword := fmt.Sprintf("k%d", i)
+		var intent string
+		switch rng.IntN(4) {
+		case 0:
+			intent = keyword
+		case 1:
+			intent = ""
+		default:
+			// Texts of every length up to 300 bytes, shared prefixes and
+			// all, so that records and lengths of several bytes meet.
+			intent = strings.Repeat("ab", rng.IntN(150)) + fmt.Sprint(rng.IntN(20000))
+		}
+		if i%10000 == 5000 {
+			// Longer than a block of records.
+			intent = strings.Repeat("long", leaderBlock/3) + fmt.Sprint(i)
+		}
+		got := ls.of(intent, keyword)
+		if intent == keyword || intent == "" {
+			if got != 0 {
+				t.Fatalf("of(%q, %q) = %d, want 0", intent, keyword, got)
+			}
+			continue
+		}
+		w, ok := want[intent]
+		if !ok {
+			order = append(order, intent)
+			w = uint32(len(order))
+			want[intent] = w
+		}
+		if got != w {
+			t.Fatalf("of(%q) = %d, want %d", intent, got, w)
+		}
+	}
+	if ls.len() != len(order) || len(order) < 5000 {
+		t.Fatalf("%d leaders, want %d (at least 5000)", ls.len(), len(order))
+	}
+	for l, name := range order {
+		if got := ls.name(l); got != name {
+			t.Fatalf("name(%d) = %q, want %q", l, got, name)
+		}
+	}
+	if len(ls.blocks) < 8 {
+		t.Errorf("the records filled %d blocks; the test wants more", len(ls.blocks))
+	}
+	if len(ls.slots) < 2*ls.len() {
+		t.Errorf("%d slots for %d leaders: the table is more than half full", len(ls.slots), ls.len())
+	}
+}
+
 // TestFindLeaders holds each leader's id to a search of the keywords, for
 // leaders that share their first 16 bytes or more, differ past them, hold
 // NUL bytes or are a prefix of another, keywords or not.
@@ -250,10 +309,11 @@ func TestFindLeaders(t *testing.T) {
 		eb.add(eb.leaders.of(leader, k), member{keyword: k}, alone(k), 0, false)
 	}
 	found := eb.findLeaders()
-	if len(found) != len(eb.leaders.names) || len(found) < 100 {
-		t.Fatalf("found %d of %d leaders; the test wants at least 100", len(found), len(eb.leaders.names))
+	if len(found) != eb.leaders.len() || len(found) < 100 {
+		t.Fatalf("found %d of %d leaders; the test wants at least 100", len(found), eb.leaders.len())
 	}
-	for i, name := range eb.leaders.names {
+	for i := range eb.leaders.len() {
+		name := eb.leaders.name(i)
 		want := uint32(math.MaxUint32)
 		if j, ok := slices.BinarySearch(keys, name); ok {
 			want = uint32(j)

@@ -156,6 +156,22 @@ func (s *sideBuilders) note(intent string, m member, in textIn, competition *flo
 	}
 }
 
+// leadersAhead is how many rows ahead of the merge its intents' lookups
+// are asked for: the slot at twice the distance, the leader's text at
+// the distance.
+const leadersAhead = 8
+
+// fetchLeaders asks for the memory the lookups of the intents ahead of
+// the current row will read.
+func (s *sideBuilders) fetchLeaders(intents *cursor[kw.IntentRow]) {
+	if r := intents.ahead(2 * leadersAhead); r != nil {
+		s.leaders.fetch(r.Intent, r.Keyword, true)
+	}
+	if r := intents.ahead(leadersAhead); r != nil {
+		s.leaders.fetch(r.Intent, r.Keyword, false)
+	}
+}
+
 func (s *sideBuilders) send() {
 	b := s.cur
 	s.cur = nil
