@@ -81,7 +81,7 @@ type intentLeaders struct {
 	blocks [][]byte
 	starts []uint64 // leader l's record is at place starts[l-1]
 	// slots is an open-addressing table of the leaders, a power of two
-	// long and at most half full; an empty slot has a zero at.
+	// long and at most three quarters full; an empty slot has a zero at.
 	slots []leaderSlot
 	seed  maphash.Seed
 	// The last leader found, since keywords of one group often come one
@@ -102,9 +102,10 @@ type leaderSlot struct {
 // newIntentLeaders returns the leaders of about n keywords (0 if not known).
 func newIntentLeaders(n int) *intentLeaders {
 	// The leaders other keywords name were a quarter of the 10M sample's
-	// keywords (2.4M): room for them, the table growing past that.
+	// keywords (2.4M): room for them (64 MiB at 10M keywords), the table
+	// growing past that.
 	slots := 1 << 10
-	for slots < max(n, 0)/2 {
+	for 3*slots < max(n, 0) {
 		slots <<= 1
 	}
 	return &intentLeaders{slots: make([]leaderSlot, slots), seed: maphash.MakeSeed()}
@@ -163,7 +164,7 @@ func (ls *intentLeaders) of(intent, keyword string) uint32 {
 	ls.blocks[k] = append(b, intent...)
 	ls.starts = append(ls.starts, at)
 	ls.slots[i] = leaderSlot{hash: h, at: at + 1}
-	if 2*len(ls.starts) > len(ls.slots) {
+	if 4*len(ls.starts) > 3*len(ls.slots) {
 		ls.grow()
 	}
 	ls.last, ls.lastID = ls.name(int(id-1)), id
