@@ -50,9 +50,11 @@ import (
 // closeness, so candidates leave the heap in non-decreasing closeness. When
 // the top-K is full with w.overlap == o and the heap's minimum closeness is
 // strictly greater than w's, every candidate left on the level has
-// closeness > w's and ranks below w: the level is done. (Equal closeness
-// does not stop the walk, because equal-volume runs are walked upward in
-// descending r; the full comparison decides those.) Candidates are only ever
+// closeness > w's and ranks below w: the level is done. Both fronts meet
+// each run of equal volume in r order (the upward one walks a run forward,
+// then jumps to the start of the run above), so along a front every member
+// ranks below the one before it, and a front ends at its first member
+// ranked below w, equal closeness included. Candidates are only ever
 // inserted with the exact ranking comparison, so the kept K are exactly the
 // first K of the full ranking: no candidate outside the top-K was skipped
 // unless a proof above shows it ranks below the K-th.
