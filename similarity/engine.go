@@ -50,9 +50,11 @@ import (
 // closeness, so candidates leave the heap in non-decreasing closeness. When
 // the top-K is full with w.overlap == o and the heap's minimum closeness is
 // strictly greater than w's, every candidate left on the level has
-// closeness > w's and ranks below w: the level is done. (Equal closeness
-// does not stop the walk, because equal-volume runs are walked upward in
-// descending r; the full comparison decides those.) Candidates are only ever
+// closeness > w's and ranks below w: the level is done. Both fronts meet
+// each run of equal volume in r order (the upward one walks a run forward,
+// then jumps to the start of the run above), so along a front every member
+// ranks below the one before it, and a front ends at its first member
+// ranked below w, equal closeness included. Candidates are only ever
 // inserted with the exact ranking comparison, so the kept K are exactly the
 // first K of the full ranking: no candidate outside the top-K was skipped
 // unless a proof above shows it ranks below the K-th.
@@ -699,8 +701,9 @@ type front struct {
 	g      uint32
 	pos    int32
 	step   int32 // -1 upward (higher volumes), +1 downward
-	// An upward front of a hub's list walks each run of equal volume in
-	// rank order, from start to end (exclusive), then the run above it.
+	// An upward front (of a hub's list or a group) walks each run of
+	// equal volume in rank order, from start to end (exclusive), then the
+	// run above it.
 	start, end int32
 }
 
@@ -1259,20 +1262,15 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 		}
 		vs := e.gVol[e.gOff[g]:e.gOff[g+1]]
 		// p: first member with volume <= v_k (members are by volume desc).
-		p, q := 0, len(vs)
-		for p < q {
-			h := int(uint(p+q) >> 1)
-			if vs[h] > vk {
-				p = h + 1
-			} else {
-				q = h
-			}
-		}
-		// The fronts' first members are read once the heap is built.
+		p := runStart(vs, vk)
+		// The fronts' first members are read once the heap is built. The
+		// upward front starts at the first member of the run of equal
+		// volume just above k's.
 		if p > 0 {
-			hi, lo := hiLo(vk, vs[p-1])
-			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p - 1), step: -1})
-			fetch(e.gKw, int(e.gOff[g])+p-1)
+			s := runStart(vs[:p], vs[p-1])
+			hi, lo := hiLo(vk, vs[s])
+			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(s), step: -1, start: int32(s), end: int32(p)})
+			fetch(e.gKw, int(e.gOff[g])+s)
 		}
 		if p < len(vs) {
 			hi, lo := hiLo(vk, vs[p])
@@ -1294,21 +1292,61 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 		}
 		from, to := e.gOff[f.g], e.gOff[f.g+1]
 		c := e.gKw[from+uint32(f.pos)]
-		if c != k && !w.isLight(c) {
-			w.offer(cand{c: c, o: o, hi: f.hi, lo: f.lo})
+		// Along a front every member ranks after the one before it, so
+		// the first one ranked below the K-th ends the front.
+		more := len(w.top) < K || better(&cand{c: c, o: o, hi: f.hi, lo: f.lo}, &w.top[K-1])
+		if more {
+			if c != k && !w.isLight(c) {
+				w.offer(cand{c: c, o: o, hi: f.hi, lo: f.lo})
+			}
+			more = groupStep(f, e.gVol[from:to], vk)
 		}
-		f.pos += f.step
-		if f.pos < 0 || uint32(f.pos) >= to-from {
+		if !more {
 			fr[0] = fr[len(fr)-1]
 			fr = fr[:len(fr)-1]
-		} else {
-			f.hi, f.lo = hiLo(vk, e.gVol[from+uint32(f.pos)])
 		}
 		if len(fr) > 0 {
 			siftDown(fr, 0)
 		}
 	}
 	w.fronts = fr[:0]
+}
+
+// runStart is the first index of vs, volumes in descending order, whose
+// volume is v or less: the start of v's run if vs holds v.
+func runStart(vs []uint64, v uint64) int {
+	p, q := 0, len(vs)
+	for p < q {
+		h := int(uint(p+q) >> 1)
+		if vs[h] > v {
+			p = h + 1
+		} else {
+			q = h
+		}
+	}
+	return p
+}
+
+// groupStep moves front f of a group with member volumes vs to its next
+// member and returns whether there is one. Both fronts meet each run of
+// equal volume in rank order: the downward one as the members lie, the
+// upward one a run forward, then the start of the run above it.
+func groupStep(f *front, vs []uint64, vk uint64) bool {
+	f.pos++
+	if f.step > 0 {
+		if int(f.pos) >= len(vs) {
+			return false
+		}
+	} else if f.pos >= f.end {
+		if f.start == 0 {
+			return false
+		}
+		f.end = f.start
+		f.start = int32(runStart(vs[:f.start], vs[f.start-1]))
+		f.pos = f.start
+	}
+	f.hi, f.lo = hiLo(vk, vs[f.pos])
+	return true
 }
 
 // walkHubs ranks the H candidates of level 1, nearest volume first, until
