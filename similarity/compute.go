@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kwdata/kwdata/internal/prefetch"
 	"github.com/kwdata/kwdata/kw"
 )
 
@@ -255,10 +256,10 @@ func (w *worker) batch(b int, rows []kw.RelatedRow) batchOut {
 		text := e.kws[e.idx[k]].Text
 		for r := 1; j < ends[i]; r++ {
 			if j+2*rowAhead < len(tops) {
-				fetch(e.idx, int(tops[j+2*rowAhead].c))
+				prefetch.At(e.idx, int(tops[j+2*rowAhead].c))
 			}
 			if j+rowAhead < len(tops) {
-				fetch(e.kws, int(e.idx[tops[j+rowAhead].c]))
+				prefetch.At(e.kws, int(e.idx[tops[j+rowAhead].c]))
 			}
 			x := &tops[j]
 			j++

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+
+	"github.com/kwdata/kwdata/internal/prefetch"
 )
 
 // corpus is the stage's input with URLs as integer ids: the keywords in
@@ -160,7 +162,7 @@ func newShardedInterner(workers, keys int) *shardedInterner {
 				// queueing behind each lookup's branches.
 				for j, h := range keys {
 					if j+internAhead < len(keys) {
-						fetch(u.slots, u.home(keys[j+internAhead]))
+						prefetch.At(u.slots, u.home(keys[j+internAhead]))
 					}
 					ids = append(ids, u.id(h))
 				}

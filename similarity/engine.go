@@ -11,7 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
+
+	"github.com/kwdata/kwdata/internal/prefetch"
 )
 
 // The exact fast path of the package doc's rules, in short.
@@ -353,10 +354,10 @@ func (e *engine) lightSets(c *corpus, light []uint32) {
 		for r := lo; r < hi; r++ {
 			// A keyword's URLs, in corpus order, are a random read here.
 			if r+2*fillAhead < hi {
-				fetch(c.off, int(e.idx[r+2*fillAhead]))
+				prefetch.At(c.off, int(e.idx[r+2*fillAhead]))
 			}
 			if r+fillAhead < hi {
-				fetch(c.urls, int(c.off[e.idx[r+fillAhead]]))
+				prefetch.At(c.urls, int(c.off[e.idx[r+fillAhead]]))
 			}
 			i := e.idx[r]
 			p := e.lOff[r]
@@ -1037,7 +1038,7 @@ const candAhead = 4
 // the long tail's lists are a few entries long.
 func (w *worker) fetchPostings(ls []uint32, i int) {
 	if i < len(ls) {
-		fetch(w.e.pKw, int(w.e.pOff[ls[i]]))
+		prefetch.At(w.e.pKw, int(w.e.pOff[ls[i]]))
 	}
 }
 
@@ -1051,21 +1052,14 @@ func (w *worker) fetchCandidates(order []uint64, j int, urls bool) {
 	if j+2*candAhead < len(order) {
 		c := int(entryKeyword(order[j+2*candAhead]))
 		if urls {
-			fetch(e.lOff, c)
+			prefetch.At(e.lOff, c)
 		}
-		fetch(e.meta, c)
-		fetch(e.vol, c)
-		fetch(e.mask, c*e.w)
+		prefetch.At(e.meta, c)
+		prefetch.At(e.vol, c)
+		prefetch.At(e.mask, c*e.w)
 	}
 	if urls && j+candAhead < len(order) {
-		fetch(e.lURL, int(e.lOff[entryKeyword(order[j+candAhead])]))
-	}
-}
-
-// fetch asks for the cache line of s[i], if s has an element i.
-func fetch[T any](s []T, i int) {
-	if uint(i) < uint(len(s)) {
-		prefetch(unsafe.Pointer(&s[i]))
+		prefetch.At(e.lURL, int(e.lOff[entryKeyword(order[j+candAhead])]))
 	}
 }
 
@@ -1258,7 +1252,7 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 		// A group's volumes start at random: ask for those of the group
 		// groupAhead places on while this one is searched.
 		if i+groupAhead < len(gs) {
-			fetch(e.gVol, int(e.gOff[gs[i+groupAhead]]))
+			prefetch.At(e.gVol, int(e.gOff[gs[i+groupAhead]]))
 		}
 		vs := e.gVol[e.gOff[g]:e.gOff[g+1]]
 		// p: first member with volume <= v_k (members are by volume desc).
@@ -1270,12 +1264,12 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 			s := runStart(vs[:p], vs[p-1])
 			hi, lo := hiLo(vk, vs[s])
 			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(s), step: -1, start: int32(s), end: int32(p)})
-			fetch(e.gKw, int(e.gOff[g])+s)
+			prefetch.At(e.gKw, int(e.gOff[g])+s)
 		}
 		if p < len(vs) {
 			hi, lo := hiLo(vk, vs[p])
 			fr = append(fr, front{hi: hi, lo: lo, g: g, pos: int32(p), step: 1})
-			fetch(e.gKw, int(e.gOff[g])+p)
+			prefetch.At(e.gKw, int(e.gOff[g])+p)
 		}
 	}
 	for i := len(fr)/2 - 1; i >= 0; i-- {
