@@ -203,8 +203,9 @@ func (h *handle) loadExplore(cc string) (*exploreCountry, error) {
 		}
 		if r == exploreBlockLen {
 			// Size the texts from the first block's, with a margin, so
-			// that gigabytes are not copied as they grow.
-			text = slices.Grow(text, len(text)*(n/exploreBlockLen)*5/4)
+			// that gigabytes are not copied as they grow; the margin
+			// never written is never touched (withRoom).
+			text = withRoom(text, len(text)*(n/exploreBlockLen)*5/4)
 		}
 		if r, text, err = c.decodeBlock(v, r, text); err != nil {
 			_ = it.Close()

@@ -265,11 +265,8 @@ func (eb *exploreBuilder) add(leader uint32, m member, in textIn, comp float64, 
 		// bytes an id (a vocabulary of up to 2M words), not at the first
 		// keywords' bytes an id, which are the fewest (their words are
 		// the commonest, with the smallest ids): sized that way, the 10M
-		// sample's ids were copied twice as they grew. What is never
-		// written is never touched, so it costs address space only: the
-		// room is made, not grown into (slices.Grow clears the room past
-		// the length, 300 MiB at 10M keywords, touching every page of it
-		// in one call the collector must wait for).
+		// sample's ids were copied twice as they grew. The room never
+		// written is never touched (withRoom).
 		ids := 0
 		for _, c := range eb.wcount {
 			ids += int(c)
@@ -280,11 +277,19 @@ func (eb *exploreBuilder) add(leader uint32, m member, in textIn, comp float64, 
 
 // withRoom returns b, copied into a new array with room for n more bytes
 // that the copy leaves as the allocator gave it: fresh pages are zero
-// already, untouched until written.
+// already, untouched until written, so room never written costs address
+// space only. slices.Grow clears the room past the length instead: for
+// the 10M sample's word ids, 300 MiB touched in one call that a
+// collection starting meanwhile waited for, spinning (3 s of CPU).
 func withRoom(b []byte, n int) []byte {
 	nb := make([]byte, len(b), len(b)+n)
 	copy(nb, b)
 	return nb
+}
+
+// wordIDs returns keyword id's word ids, uvarints back to back.
+func (eb *exploreBuilder) wordIDs(id uint32) []byte {
+	return eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]
 }
 
 // nextWordID returns the first word id of b, a keyword's ids in kwWords,
@@ -299,7 +304,7 @@ func nextWordID(b []byte) (uint32, []byte) {
 
 // appendWordIDs appends keyword id's word ids to dst.
 func (eb *exploreBuilder) appendWordIDs(dst []uint32, id uint32) []uint32 {
-	for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+	for b := eb.wordIDs(id); len(b) > 0; {
 		var w uint32
 		w, b = nextWordID(b)
 		dst = append(dst, w)
@@ -732,7 +737,7 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 	var maybe bitSet
 	for id := range uint32(n) {
 		k := 0
-		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+		for b := eb.wordIDs(id); len(b) > 0; {
 			var w uint32
 			w, b = nextWordID(b)
 			if common[w] {
@@ -760,7 +765,7 @@ func (eb *exploreBuilder) pairPostings(order []uint32) []pairPostings {
 		if eb.repeats.has(id) {
 			// The words in order, repeats and all: a common word
 			// repeated is a pair too.
-			for w := range strings.SplitSeq(eb.text(uint32(id)), " ") {
+			for w := range strings.SplitSeq(eb.text(id), " ") {
 				ids = append(ids, eb.wordID[w])
 			}
 		} else {
@@ -843,10 +848,10 @@ func (eb *exploreBuilder) eachWordRecord(ctx context.Context, order []uint32, p 
 		}
 		list = list[:0]
 		for _, id := range best {
-			list = append(list, scored{eb.text(uint32(id)), eb.vol[id]})
+			list = append(list, scored{eb.text(id), eb.vol[id]})
 		}
 		for _, id := range zero {
-			list = append(list, scored{eb.text(uint32(id)), 0})
+			list = append(list, scored{eb.text(id), 0})
 		}
 		if err := fn(eb.words[w], list); err != nil {
 			return err
@@ -874,8 +879,8 @@ func keepSmallest(ids []uint32, id uint32, m int) []uint32 {
 // afterFirst reports whether keyword id holds word w after its first
 // word, where the suggestion tables count a word.
 func (eb *exploreBuilder) afterFirst(id, w uint32) bool {
-	text := eb.text(uint32(id))
-	if first, _ := nextWordID(eb.kwWords[eb.kwOff[id]:]); first != w || strings.HasPrefix(text, " ") {
+	text := eb.text(id)
+	if first, _ := nextWordID(eb.wordIDs(id)); first != w || strings.HasPrefix(text, " ") {
 		return true
 	}
 	// w is the keyword's first word: it counts if it comes again.
@@ -925,7 +930,7 @@ func (eb *exploreBuilder) postings(order []uint32) wordPostings {
 	next := slices.Clone(p.start[:len(eb.words)])
 	for r, id := range order {
 		eb.fetchWords(order, r)
-		for b := eb.kwWords[eb.kwOff[id]:eb.kwOff[id+1]]; len(b) > 0; {
+		for b := eb.wordIDs(id); len(b) > 0; {
 			var w uint32
 			w, b = nextWordID(b)
 			p.ranks[next[w]] = uint32(r)

@@ -250,7 +250,7 @@ func (eb *exploreBuilder) appendGroupValue(dst []byte, g intentGroup, members, i
 		if eb.has[id]&hasCPC != 0 {
 			cpc = &eb.cpc[id]
 		}
-		dst = appendGroupMember(dst, eb.text(uint32(id)), volume, cpc, eb.overlap[id])
+		dst = appendGroupMember(dst, eb.text(id), volume, cpc, eb.overlap[id])
 	}
 	return dst, ids
 }

@@ -69,9 +69,9 @@ func intentsCursor(ctx context.Context, data, country, date string) *cursor[kw.I
 // The side builders then get a number, not a text: the intents were
 // copied out of every batch for them before (half a GiB at 10M
 // keywords). The table is its own, not a map, so that the merge can ask
-// for a lookup's memory a few keywords ahead (fetch): looking 7.6M
-// intents up at random in a map of 2.4M leaders took 4 s of a 10M
-// build's CPU, most of it waiting for the memory.
+// for a lookup's memory a few keywords ahead (fetchSlot, fetchRecord):
+// looking 7.6M intents up at random in a map of 2.4M leaders took 4 s of
+// a 10M build's CPU, most of it waiting for the memory.
 type intentLeaders struct {
 	// Each leader another keyword names, in order of first appearance:
 	// its number (4 bytes, little-endian), the uvarint length of its text,
@@ -133,14 +133,13 @@ func (ls *intentLeaders) record(at uint64) (uint32, string) {
 // place. intent need not outlive the call.
 func (ls *intentLeaders) of(intent, keyword string) uint32 {
 	switch {
-	case intent == keyword || intent == "":
+	case leadsItself(intent, keyword):
 		return 0
 	case intent == ls.last && ls.lastID != 0:
 		return ls.lastID
 	}
-	h := maphash.String(ls.seed, intent)
+	h, i := ls.home(intent)
 	mask := uint64(len(ls.slots) - 1)
-	i := h & mask
 	for ; ls.slots[i].at != 0; i = (i + 1) & mask {
 		if ls.slots[i].hash != h {
 			continue
@@ -188,20 +187,33 @@ func (ls *intentLeaders) grow() {
 	ls.slots = slots
 }
 
-// fetch asks for the memory a lookup of intent (by of, a few keywords
-// on) will read: its slot when far, else its leader's record, whose slot
-// was asked for before.
-func (ls *intentLeaders) fetch(intent, keyword string, far bool) {
-	if intent == keyword || intent == "" {
-		return
-	}
+// leadsItself reports whether a keyword of intent intent leads its own
+// group.
+func leadsItself(intent, keyword string) bool { return intent == keyword || intent == "" }
+
+// home returns intent's hash and the slot its probe starts at.
+func (ls *intentLeaders) home(intent string) (hash, slot uint64) {
 	h := maphash.String(ls.seed, intent)
-	i := h & uint64(len(ls.slots)-1)
-	if far {
+	return h, h & uint64(len(ls.slots)-1)
+}
+
+// fetchSlot asks for the slot a lookup of intent (by of, a few keywords
+// on) starts at.
+func (ls *intentLeaders) fetchSlot(intent, keyword string) {
+	if !leadsItself(intent, keyword) {
+		_, i := ls.home(intent)
 		prefetch.At(ls.slots, int(i))
+	}
+}
+
+// fetchRecord asks for the record of intent's leader, if its slot, asked
+// for before, holds it first.
+func (ls *intentLeaders) fetchRecord(intent, keyword string) {
+	if leadsItself(intent, keyword) {
 		return
 	}
-	if s := ls.slots[i]; s.hash == h && s.at != 0 {
-		prefetch.At(ls.blocks[(s.at-1)>>32], int(uint32(s.at-1)))
+	if h, i := ls.home(intent); ls.slots[i].hash == h && ls.slots[i].at != 0 {
+		at := ls.slots[i].at - 1
+		prefetch.At(ls.blocks[at>>32], int(uint32(at)))
 	}
 }

@@ -165,10 +165,10 @@ const leadersAhead = 8
 // the current row will read.
 func (s *sideBuilders) fetchLeaders(intents *cursor[kw.IntentRow]) {
 	if r := intents.ahead(2 * leadersAhead); r != nil {
-		s.leaders.fetch(r.Intent, r.Keyword, true)
+		s.leaders.fetchSlot(r.Intent, r.Keyword)
 	}
 	if r := intents.ahead(leadersAhead); r != nil {
-		s.leaders.fetch(r.Intent, r.Keyword, false)
+		s.leaders.fetchRecord(r.Intent, r.Keyword)
 	}
 }
 
