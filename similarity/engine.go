@@ -1275,20 +1275,16 @@ func (w *worker) walk(k uint32, o int32, gs []uint32) {
 	for i := len(fr)/2 - 1; i >= 0; i-- {
 		siftDown(fr, i)
 	}
-	K := e.opt.TopK
 	for len(fr) > 0 {
 		f := &fr[0]
-		if len(w.top) == K {
-			worst := &w.top[K-1]
-			if worst.o > o || (worst.o == o && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0) {
-				break
-			}
+		if w.levelDone(o, f) {
+			break
 		}
 		from, to := e.gOff[f.g], e.gOff[f.g+1]
 		c := e.gKw[from+uint32(f.pos)]
 		// Along a front every member ranks after the one before it, so
 		// the first one ranked below the K-th ends the front.
-		more := len(w.top) < K || better(&cand{c: c, o: o, hi: f.hi, lo: f.lo}, &w.top[K-1])
+		more := !w.belowWorst(c, o, f)
 		if more {
 			if c != k && !w.isLight(c) {
 				w.offer(cand{c: c, o: o, hi: f.hi, lo: f.lo})
@@ -1324,7 +1320,10 @@ func runStart(vs []uint64, v uint64) int {
 // groupStep moves front f of a group with member volumes vs to its next
 // member and returns whether there is one. Both fronts meet each run of
 // equal volume in rank order: the downward one as the members lie, the
-// upward one a run forward, then the start of the run above it.
+// upward one a run forward, then the start of the run above it: hubStep's
+// walk, over a group's volumes rather than a hub list's entries (two
+// layouts of the hottest loop, kept apart rather than reached through a
+// function value).
 func groupStep(f *front, vs []uint64, vk uint64) bool {
 	f.pos++
 	if f.step > 0 {
@@ -1386,12 +1385,12 @@ func (w *worker) walkHubs(k uint32, mk []uint64, hk int32) {
 	}
 	for len(fr) > 0 {
 		f := &fr[0]
-		if w.levelOneDone(f) {
+		if w.levelDone(1, f) {
 			break
 		}
 		es := e.hk[e.hkOff[f.g]:e.hkOff[f.g+1]]
 		x := &es[f.pos]
-		more := !w.belowWorst(x.kw, f)
+		more := !w.belowWorst(x.kw, 1, f)
 		if more {
 			if x.kw != k && w.onlyShared(x, mk) && !w.isLight(x.kw) {
 				w.offer(cand{c: x.kw, o: 1, hi: f.hi, lo: f.lo})
@@ -1419,12 +1418,12 @@ func (w *worker) walkOneHub(k uint32, fr []front) {
 		if len(fr) == 2 && frontLess(&fr[1], f) {
 			f = &fr[1]
 		}
-		if w.levelOneDone(f) {
+		if w.levelDone(1, f) {
 			break
 		}
 		es := e.hk[e.hkOff[f.g]:e.hkOff[f.g+1]]
 		c := es[f.pos].kw
-		more := !w.belowWorst(c, f)
+		more := !w.belowWorst(c, 1, f)
 		if more {
 			if c != k && !w.isLight(c) {
 				w.offer(cand{c: c, o: 1, hi: f.hi, lo: f.lo})
@@ -1439,14 +1438,15 @@ func (w *worker) walkOneHub(k uint32, fr []front) {
 	w.fronts = fr[:0]
 }
 
-// belowWorst reports whether member c at front f, of level 1, ranks below
-// the K-th of a full top-K, which ends f's walk (see walkHubs).
-func (w *worker) belowWorst(c uint32, f *front) bool {
+// belowWorst reports whether member c at front f, of level o (its
+// overlap with k), ranks below the K-th of a full top-K, which ends f's
+// walk (see walkHubs and walk).
+func (w *worker) belowWorst(c uint32, o int32, f *front) bool {
 	K := w.e.opt.TopK
 	if len(w.top) < K {
 		return false
 	}
-	return !better(&cand{c: c, o: 1, hi: f.hi, lo: f.lo}, &w.top[K-1])
+	return !better(&cand{c: c, o: o, hi: f.hi, lo: f.lo}, &w.top[K-1])
 }
 
 // hubStep moves front f of a hub's list es to its next member and returns
@@ -1470,15 +1470,15 @@ func (e *engine) hubStep(f *front, es []hubEntry, vk uint64) bool {
 	return true
 }
 
-// levelOneDone reports whether no member of level 1 at or after front f,
+// levelDone reports whether no member of level o at or after front f,
 // the nearest, can enter the full top-K.
-func (w *worker) levelOneDone(f *front) bool {
+func (w *worker) levelDone(o int32, f *front) bool {
 	K := w.e.opt.TopK
 	if len(w.top) < K {
 		return false
 	}
 	worst := &w.top[K-1]
-	return worst.o > 1 || (worst.o == 1 && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0)
+	return worst.o > o || (worst.o == o && cmpRatio(f.hi, f.lo, worst.hi, worst.lo) > 0)
 }
 
 // onlyShared reports whether the member x of one of k's hub lists shares
