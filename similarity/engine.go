@@ -84,6 +84,9 @@ type engine struct {
 	rank []uint32  // input index -> rank
 	idx  []uint32  // rank -> input index
 	vol  []uint64  // by rank: smoothed volume
+	// runs finds volumes by rank in cache where they take few values
+	// (volOf); options noVolRuns leaves it empty.
+	runs volRuns
 	// Light URLs per keyword (rank space) and their posting lists.
 	lOff, lURL []uint32
 	pOff, pKw  []uint32
@@ -337,6 +340,18 @@ func (e *engine) rankSpace(c *corpus) {
 	for p, i := range e.byText {
 		e.byText[p] = e.rank[i]
 	}
+	if !e.opt.noVolRuns {
+		e.runs = newVolRuns(e.vol)
+	}
+}
+
+// volOf is the smoothed volume of rank c: from the runs where they are
+// held, else a read of e.vol.
+func (e *engine) volOf(c uint32) uint64 {
+	if e.runs.ok() {
+		return e.runs.of(c)
+	}
+	return e.vol[c]
 }
 
 // lightSets fills the light sets and masks in rank space: the offsets
@@ -940,7 +955,7 @@ func (w *worker) one(k uint32) {
 		// The data of the candidates a few places on is fetched while
 		// this one is decided: these reads miss the cache, and each one
 		// otherwise waits for the last one's branches.
-		w.fetchCandidates(order, j, len(rest) > 0)
+		w.fetchCandidates(order, j, len(rest) > 0, hasHubs)
 		c, o := entryKeyword(s), entryCount(s)
 		if c == k {
 			continue
@@ -979,7 +994,7 @@ func (w *worker) one(k uint32) {
 			o += shared(mk, e.mask[int(c)*W:int(c)*W+W])
 		}
 		if o >= minO && c > k {
-			if hi, lo := hiLo(vk, e.vol[c]); ratioWithin(hi, lo, e.opt.MaxRatio) {
+			if hi, lo := hiLo(vk, e.volOf(c)); ratioWithin(hi, lo, e.opt.MaxRatio) {
 				w.fwd = append(w.fwd, k, c, uint32(o))
 			}
 		}
@@ -988,7 +1003,9 @@ func (w *worker) one(k uint32) {
 			if o < worst.o {
 				continue
 			}
-			if o == worst.o {
+			// Where the volumes are in cache the offer's exact test is
+			// cheaper than this one's read of kmeta.
+			if o == worst.o && !e.runs.ok() {
 				if worst.c != worstC {
 					worstC = worst.c
 					tieSteps = absDiff(int32(e.meta[worstC].lv), lvk) + 6
@@ -1001,7 +1018,7 @@ func (w *worker) one(k uint32) {
 				}
 			}
 		}
-		hi, lo := hiLo(vk, e.vol[c])
+		hi, lo := hiLo(vk, e.volOf(c))
 		w.offer(cand{c: c, o: o, hi: hi, lo: lo})
 	}
 	// After a cut every unseen keyword, hub-only ones included, has
@@ -1043,20 +1060,30 @@ func (w *worker) fetchPostings(ls []uint32, i int) {
 }
 
 // fetchCandidates asks for the data of the candidate 2·candAhead places
-// after order[j] and, if the loop intersects light URLs (urls), for the
-// light URLs of the one candAhead places after it, whose offset into them
-// is then in cache. Without a cut left to finish no light URLs are read,
-// and asking for them cost 7% of the compute.
-func (w *worker) fetchCandidates(order []uint64, j int, urls bool) {
+// after order[j] that the loop may read: its mask and kmeta if k has hubs
+// (hubs), its volume unless the runs hold it, and its kmeta for the tie
+// test that then reads it. If the loop intersects light URLs (urls), it
+// also asks for the light URLs of the one candAhead places after it,
+// whose offset into them is then in cache. Without a cut left to finish no
+// light URLs are read, and asking for them cost 7% of the compute; a mask
+// asked for when k has no hubs is never read (half the keywords of the
+// web shape).
+func (w *worker) fetchCandidates(order []uint64, j int, urls, hubs bool) {
 	e := w.e
 	if j+2*candAhead < len(order) {
 		c := int(entryKeyword(order[j+2*candAhead]))
 		if urls {
 			prefetch.At(e.lOff, c)
 		}
-		prefetch.At(e.meta, c)
-		prefetch.At(e.vol, c)
-		prefetch.At(e.mask, c*e.w)
+		if hubs {
+			prefetch.At(e.mask, c*e.w)
+		}
+		if hubs || !e.runs.ok() {
+			prefetch.At(e.meta, c)
+		}
+		if !e.runs.ok() {
+			prefetch.At(e.vol, c)
+		}
 	}
 	if urls && j+candAhead < len(order) {
 		prefetch.At(e.lURL, int(e.lOff[entryKeyword(order[j+candAhead])]))
@@ -1232,7 +1259,7 @@ func (w *worker) followers(k uint32, o int32, gs []uint32) {
 		m := e.gKw[e.gOff[g]:e.gOff[g+1]]
 		p, _ := slices.BinarySearch(m, k+1)
 		for _, c := range m[p:] {
-			if !ratioWithin(vk, e.vol[c], e.opt.MaxRatio) {
+			if !ratioWithin(vk, e.volOf(c), e.opt.MaxRatio) {
 				break
 			}
 			if !w.isLight(c) {

@@ -90,6 +90,9 @@ type Options struct {
 	// noCut makes the light pass walk every light URL of every keyword,
 	// so tests can check that the cut changes no output.
 	noCut bool
+	// noVolRuns makes the engine read every volume by rank, as where
+	// they take too many values for volRuns, so tests cover both ways.
+	noVolRuns bool
 	// finish overrides how a cut finishes the seen candidates' counts
 	// (0: by cost, finishIntersect or finishWalk: always that way), so
 	// tests cover both ways on small corpora.
