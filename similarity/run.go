@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
+	"github.com/kwdata/kwdata/internal/prefetch"
 	"github.com/kwdata/kwdata/kw"
 	"github.com/kwdata/kwdata/lake"
 )
@@ -167,7 +169,7 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 	defer iw.Abort()
 	o := opt.Options
 	o.Logger = log
-	res, err := computeCorpus(ctx, c, o, func(rows []kw.RelatedRow) error { return rw.Write(rows...) })
+	res, err := computeCorpus(ctx, c, o, func(rows []kw.RelatedRow) error { return writeRelated(rw, rows) })
 	if err != nil {
 		return st, err
 	}
@@ -313,6 +315,43 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	}
 	c, err := b.build(nURL, ids)
 	return c, withSERP, err
+}
+
+// relatedChunk is how many related rows writeRelated hands the writer at
+// a time: a multiple of the 64 rows at which the writer may end a page,
+// so the files' bytes are those of one call a batch.
+const relatedChunk = 256
+
+// writeRelated writes a batch of related rows, a chunk at a time, asking
+// for the related keywords' texts and volumes of the next chunk before a
+// chunk is written. Those are random reads over every keyword (at 10M
+// keywords, gigabytes), and the writer copying them one row after another
+// waited for each: half the writer's CPU at 10M web keywords, a tenth of
+// the stage's.
+func writeRelated(w *lake.Writer[kw.RelatedRow], rows []kw.RelatedRow) error {
+	fetchRelated(rows[:min(len(rows), relatedChunk)])
+	for i := 0; i < len(rows); i += relatedChunk {
+		end := min(len(rows), i+relatedChunk)
+		fetchRelated(rows[end:min(len(rows), end+relatedChunk)])
+		if err := w.Write(rows[i:end]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchRelated asks for the first bytes of each row's related text and for
+// its volume and CPC (one keyword record).
+func fetchRelated(rows []kw.RelatedRow) {
+	for i := range rows {
+		r := &rows[i]
+		prefetch.At(unsafe.Slice(unsafe.StringData(r.Related), len(r.Related)), 0)
+		if r.Volume != nil {
+			prefetch.At(unsafe.Slice(r.Volume, 1), 0)
+		} else if r.CPCMicros != nil {
+			prefetch.At(unsafe.Slice(r.CPCMicros, 1), 0)
+		}
+	}
 }
 
 // emptyURL marks a SERP row without a url_key in serpMatch.h.

@@ -1,10 +1,13 @@
 package similarity
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -176,5 +179,64 @@ func TestRunUnsortedLake(t *testing.T) {
 			}
 			diff(t, wantRel, gotRel, wantInt, gotInt)
 		})
+	}
+}
+
+// TestWriteRelatedBytes holds writeRelated's chunks to the bytes of one
+// call a batch: the writer may end a page every 64 rows counted from each
+// call, and the chunks are a multiple of that.
+func TestWriteRelatedBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	rows := make([]kw.RelatedRow, 50_000)
+	for i := range rows {
+		r := &rows[i]
+		r.Keyword, r.Rank = fmt.Sprintf("kw %06d", i/10), int32(i%10+1)
+		r.Related, r.Overlap = fmt.Sprintf("related %d", rng.IntN(1_000_000)), int32(1+rng.IntN(20))
+		if rng.IntN(4) != 0 {
+			r.Volume = lakeValue(rng.Int64N(1 << 40))
+		}
+		if rng.IntN(3) != 0 {
+			r.CPCMicros = lakeValue(rng.Int64N(1 << 30))
+		}
+		r.SameIntent = rng.IntN(5) == 0
+	}
+	write := func(data string, each func(*lake.Writer[kw.RelatedRow], []kw.RelatedRow) error) []byte {
+		w, err := lake.Create[kw.RelatedRow](data, kw.DatasetRelated, "us", "2026-11-21")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Batches of uneven sizes, some below a chunk, some across several.
+		for i := 0; i < len(rows); {
+			n := min(len(rows)-i, 1+rng.IntN(2_000))
+			if err := each(w, rows[i:i+n]); err != nil {
+				t.Fatal(err)
+			}
+			i += n
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		dir := kw.PartitionDir(data, kw.DatasetRelated, "us", "2026-11-21")
+		files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no files in %s: %v", dir, err)
+		}
+		var all []byte
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		return all
+	}
+	seed := rng.Uint64()
+	rng = rand.New(rand.NewPCG(seed, 1))
+	one := write(t.TempDir(), func(w *lake.Writer[kw.RelatedRow], rows []kw.RelatedRow) error { return w.Write(rows...) })
+	rng = rand.New(rand.NewPCG(seed, 1))
+	chunked := write(t.TempDir(), writeRelated)
+	if !bytes.Equal(one, chunked) {
+		t.Errorf("writeRelated wrote %d bytes unlike one call a batch (%d bytes)", len(chunked), len(one))
 	}
 }
