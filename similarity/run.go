@@ -318,9 +318,11 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 }
 
 // relatedChunk is how many related rows writeRelated hands the writer at
-// a time: a multiple of the 64 rows at which the writer may end a page,
-// so the files' bytes are those of one call a batch.
-const relatedChunk = 256
+// a time: the 64 rows at which the writer may end a page, so the files'
+// bytes are those of one call a batch. Writing 3M rows that point at
+// random among 10M keywords took 0.80 of the time of one call a batch
+// with chunks of 64, 0.90 with chunks of 256 (medians of five rounds).
+const relatedChunk = 64
 
 // writeRelated writes a batch of related rows, a chunk at a time, asking
 // for the related keywords' texts and volumes of the next chunk before a
