@@ -150,8 +150,8 @@ func TestComputeCutHandMade(t *testing.T) {
 	}
 }
 
-// kCut reports whether the light pass cuts keyword text's walk.
-func kCut(tb testing.TB, kws []Keyword, serps [][]string, opt Options, text string) bool {
+// testEngine is the engine of a corpus under opt's defaults.
+func testEngine(tb testing.TB, kws []Keyword, serps [][]string, opt Options) *engine {
 	tb.Helper()
 	c, err := newCorpus(kws, serps)
 	if err != nil {
@@ -161,6 +161,13 @@ func kCut(tb testing.TB, kws []Keyword, serps [][]string, opt Options, text stri
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return e
+}
+
+// kCut reports whether the light pass cuts keyword text's walk.
+func kCut(tb testing.TB, kws []Keyword, serps [][]string, opt Options, text string) bool {
+	tb.Helper()
+	e := testEngine(tb, kws, serps, opt)
 	i := slices.IndexFunc(kws, func(k Keyword) bool { return k.Text == text })
 	w := e.newWorker()
 	w.one(e.rank[i])

@@ -81,19 +81,8 @@ func TestVolRuns(t *testing.T) {
 // runs for: the differential tests' random corpora (a few dozen
 // volumes), not the realistic ones (volumes drawn from a continuum).
 func TestEngineVolRuns(t *testing.T) {
-	engine := func(kws []Keyword, serps [][]string, opt Options) *engine {
-		c, err := newCorpus(kws, serps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := newEngine(c, opt.withDefaults())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
 	kws, serps := randomCorpus(rand.New(rand.NewPCG(1, 7)), 600, 100)
-	if e := engine(kws, serps, Options{}); !e.runs.ok() {
+	if e := testEngine(t, kws, serps, Options{}); !e.runs.ok() {
 		t.Error("random corpus: no runs")
 	} else {
 		for r := range e.n {
@@ -102,11 +91,11 @@ func TestEngineVolRuns(t *testing.T) {
 			}
 		}
 	}
-	if e := engine(kws, serps, Options{noVolRuns: true}); e.runs.ok() {
+	if e := testEngine(t, kws, serps, Options{noVolRuns: true}); e.runs.ok() {
 		t.Error("noVolRuns: runs held")
 	}
 	kws, serps = realisticCorpus(5, 3000)
-	if e := engine(kws, serps, Options{}); e.runs.ok() {
+	if e := testEngine(t, kws, serps, Options{}); e.runs.ok() {
 		t.Error("realistic corpus: runs held")
 	}
 }
