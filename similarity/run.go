@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/kwdata/kwdata/internal/prefetch"
 	"github.com/kwdata/kwdata/kw"
@@ -347,11 +346,11 @@ func writeRelated(w *lake.Writer[kw.RelatedRow], rows []kw.RelatedRow) error {
 func fetchRelated(rows []kw.RelatedRow) {
 	for i := range rows {
 		r := &rows[i]
-		prefetch.At(unsafe.Slice(unsafe.StringData(r.Related), len(r.Related)), 0)
+		prefetch.String(r.Related)
 		if r.Volume != nil {
-			prefetch.At(unsafe.Slice(r.Volume, 1), 0)
-		} else if r.CPCMicros != nil {
-			prefetch.At(unsafe.Slice(r.CPCMicros, 1), 0)
+			prefetch.Of(r.Volume)
+		} else {
+			prefetch.Of(r.CPCMicros)
 		}
 	}
 }

@@ -12,3 +12,17 @@ func At[T any](s []T, i int) {
 		line(unsafe.Pointer(&s[i]))
 	}
 }
+
+// Of asks for the cache line of *p, if p is not nil.
+func Of[T any](p *T) {
+	if p != nil {
+		line(unsafe.Pointer(p))
+	}
+}
+
+// String asks for the cache line of s's first byte, if s has one.
+func String(s string) {
+	if len(s) > 0 {
+		line(unsafe.Pointer(unsafe.StringData(s)))
+	}
+}

@@ -15,3 +15,16 @@ func TestAtOutOfRange(t *testing.T) {
 		t.Fatal("At changed the slice")
 	}
 }
+
+// TestOfAndStringWithNothing asks for a nil pointer and an empty string,
+// which have no memory: neither call may panic.
+func TestOfAndStringWithNothing(t *testing.T) {
+	Of[int64](nil)
+	String("")
+	v := int64(7)
+	Of(&v)
+	String("kwdata")
+	if v != 7 {
+		t.Fatal("Of changed the value")
+	}
+}
