@@ -64,8 +64,9 @@ func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
 // largest part of reading the lake (7.5 s of CPU of a 10M-keyword build,
 // for related); Snappy decodes at a fraction of that and encodes faster,
 // for files about half as large again (886 MB against 1.3 GB of related
-// at 10M keywords, and 7.5% more with fastSnappy). The planner's and the SERPs' data, read by analysts
-// and by similarity, stay zstd. Every Parquet reader decodes both.
+// at 10M keywords, and 7.5% more with fastSnappy). The planner's and the
+// SERPs' data, read by analysts and by similarity, stay zstd. Every
+// Parquet reader decodes both.
 func codecFor(dataset string) compress.Codec {
 	switch dataset {
 	case kw.DatasetRelated, kw.DatasetIntents:

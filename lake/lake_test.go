@@ -234,9 +234,6 @@ func TestOlderKeywordsPartitionsRead(t *testing.T) {
 	}
 }
 
-// TestPartitionCodecs holds each dataset to its codec (codecFor): the
-// similarity stage's outputs Snappy, the sources' data zstd; and another
-// Parquet reader (Arrow's) reads a Snappy partition.
 // TestFastSnappyRoundTrip encodes pages of several kinds with the lake's
 // Snappy codec and decodes them with a plain Snappy decoder, into a
 // buffer too small and one large enough.
@@ -266,6 +263,9 @@ func TestFastSnappyRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPartitionCodecs holds each dataset to its codec (codecFor): the
+// similarity stage's outputs Snappy, the sources' data zstd; and another
+// Parquet reader (Arrow's) reads a Snappy partition.
 func TestPartitionCodecs(t *testing.T) {
 	data := t.TempDir()
 	const date = "2026-11-21"
