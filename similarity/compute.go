@@ -108,7 +108,7 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	// setting the heap goal while the adjacency arrays are built: at 10M
 	// keywords that goal had reached 9 GB.
 	e.dropSearch()
-	if e.n >= 1<<20 {
+	if e.n >= returnMemoryAt {
 		debug.FreeOSMemory()
 	}
 	res.leader, res.overlap, res.leaders = e.cluster(fwd)

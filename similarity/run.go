@@ -147,12 +147,9 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 	}
 	st.WithSERP = withSERP
 	// Reading leaves garbage larger than the corpus (the URL tables, at
-	// 10M keywords 2 GiB); return it now rather than at the next
-	// collection, which the engine's allocations would only trigger
-	// once the heap had doubled: at 10M keywords gigabytes of peak memory.
-	// (Keeping it for the engine to reuse, a runtime.GC alone, was no
-	// faster at 10M keywords.)
-	debug.FreeOSMemory()
+	// 10M keywords 2 GiB): collected now, not once the engine's
+	// allocations had doubled the heap.
+	collect(len(kws))
 	log.Info("similarity input read", "keywords", len(kws), "with_serp", withSERP,
 		"elapsed", time.Since(start).Round(time.Millisecond))
 
@@ -306,7 +303,7 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(kws) >= 1<<20 {
+	if len(kws) >= returnMemoryAt {
 		// The URL tables are garbage now (2 GiB at 10M keywords): return
 		// them before build allocates its pass's array (8 bytes a URL)
 		// beside the rows, or they set the peak.
