@@ -2,7 +2,6 @@ package similarity
 
 import (
 	"context"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -108,9 +107,7 @@ func computeCorpus(ctx context.Context, c *corpus, opt Options, emit func([]kw.R
 	// setting the heap goal while the adjacency arrays are built: at 10M
 	// keywords that goal had reached 9 GB.
 	e.dropSearch()
-	if e.n >= returnMemoryAt {
-		debug.FreeOSMemory()
-	}
+	returnMemory(e.n)
 	res.leader, res.overlap, res.leaders = e.cluster(fwd)
 	log.Info("similarity computed", "keywords", e.n, "related_rows", res.relatedRows,
 		"same_intent_pairs", pairs, "leaders", res.leaders,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -303,12 +302,10 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(kws) >= returnMemoryAt {
-		// The URL tables are garbage now (2 GiB at 10M keywords): return
-		// them before build allocates its pass's array (8 bytes a URL)
-		// beside the rows, or they set the peak.
-		debug.FreeOSMemory()
-	}
+	// The URL tables are garbage now (2 GiB at 10M keywords): returned
+	// before build allocates its pass's array (8 bytes a URL) beside the
+	// rows, or they set the peak.
+	returnMemory(len(kws))
 	c, err := b.build(nURL, ids)
 	return c, withSERP, err
 }
