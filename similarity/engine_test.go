@@ -60,6 +60,12 @@ func checkEngine(t *testing.T, e *engine) {
 		if !zero(e.mask[r*w : r*w+w]) {
 			withHubs++
 		}
+		// The fold has bit b%16 for each hub b, and no other.
+		fold := uint16(0)
+		forBits(e.mask[r*w:r*w+w], func(b int) { fold |= 1 << (b % 16) })
+		if e.meta[r].fold != fold {
+			t.Fatalf("rank %d: folded mask %016b, want %016b", r, e.meta[r].fold, fold)
+		}
 		lk := e.lURL[e.lOff[r]:e.lOff[r+1]]
 		if !slices.IsSorted(lk) {
 			t.Fatalf("rank %d: light URLs not sorted", r)
@@ -238,5 +244,26 @@ func TestVolKey(t *testing.T) {
 			t.Fatalf("volKey(%d) = %d, below the key of a smaller volume (%d)", v, k, last)
 		}
 		last = k
+	}
+}
+
+// A keyword's folded mask has bit b%16 for each of its hubs b, whichever
+// word of the mask holds b: two keywords that share a hub have folds that
+// meet.
+func TestFoldMask(t *testing.T) {
+	const w = 4
+	for b := range 64 * w {
+		m := make([]uint64, w)
+		m[b/64] |= 1 << (b % 64)
+		if got, want := foldMask(m), uint16(1)<<(b%16); got != want {
+			t.Fatalf("hub %d alone folds to %016b, want %016b", b, got, want)
+		}
+		m[(b+17)%(64*w)/64] |= 1 << ((b + 17) % 64)
+		if got, want := foldMask(m), uint16(1)<<(b%16)|uint16(1)<<((b+17)%16); got != want {
+			t.Fatalf("hubs %d and %d fold to %016b, want %016b", b, (b+17)%(64*w), got, want)
+		}
+	}
+	if foldMask(make([]uint64, w)) != 0 {
+		t.Fatal("no hubs fold to a non-zero fold")
 	}
 }
