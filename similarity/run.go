@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/kwdata/kwdata/internal/prefetch"
 	"github.com/kwdata/kwdata/kw"
@@ -93,9 +95,11 @@ func readKeywords(ctx context.Context, data, cc, date string, workers int) ([]Ke
 	if err != nil {
 		return nil, err
 	}
-	// The related rows read ten keywords of this array at random a keyword:
-	// on huge pages, most of those reads do not also miss the TLB.
+	// The related rows read ten keywords of this array, and their texts,
+	// at random a keyword: on huge pages, most of those reads do not also
+	// miss the TLB.
 	kws := bigSlice[Keyword](int(n))[:0]
+	var arena textArena
 	decode := func(b *lake.Batch) error {
 		group, _ := b.Aux.([]Keyword)
 		group = group[:0]
@@ -103,11 +107,12 @@ func readKeywords(ctx context.Context, data, cc, date string, workers int) ([]Ke
 		for r := range b.Rows {
 			size += len(b.Bytes(0, r))
 		}
-		buf := make([]byte, 0, size)
+		buf := arena.alloc(size)
 		for r := range b.Rows {
 			buf = append(buf, b.Bytes(0, r)...)
 		}
-		texts, at := string(buf), 0
+		// The arena's bytes are never written again.
+		texts, at := unsafe.String(unsafe.SliceData(buf), len(buf)), 0
 		for r := range b.Rows {
 			k := Keyword{Text: texts[at : at+len(b.Bytes(0, r))], Volume: NoValue, CPCMicros: NoValue}
 			at += len(k.Text)
@@ -129,6 +134,32 @@ func readKeywords(ctx context.Context, data, cc, date string, workers int) ([]Ke
 			return nil
 		})
 	return kws, err
+}
+
+// textArena hands out the room for keyword texts from chunks on huge
+// pages (bigSlice), each twice the last, from 1 MiB up to 64 MiB. The
+// related rows' texts are read at random over all of them: at 10M web
+// keywords, with the texts in the heap's 4 KiB pages, copying them was
+// the largest part of writing those rows, itself a quarter of the stage's
+// CPU, and writing 8M such rows took 0.67–0.91 times as long with the
+// texts on huge pages (six alternated rounds, median 0.84). It is safe
+// for concurrent use.
+type textArena struct {
+	mu    sync.Mutex
+	chunk []byte
+}
+
+// alloc returns an empty slice with room for n bytes.
+func (a *textArena) alloc(n int) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cap(a.chunk)-len(a.chunk) < n {
+		size := min(max(2*cap(a.chunk), 1<<20), 64<<20)
+		a.chunk = bigSlice[byte](max(size, n))[:0]
+	}
+	s := a.chunk[len(a.chunk) : len(a.chunk) : len(a.chunk)+n]
+	a.chunk = a.chunk[:len(a.chunk)+n]
+	return s
 }
 
 func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (RunStats, error) {

@@ -240,3 +240,28 @@ func TestWriteRelatedBytes(t *testing.T) {
 		t.Errorf("writeRelated wrote %d bytes unlike one call a batch (%d bytes)", len(chunked), len(one))
 	}
 }
+
+// The arena's slices never share bytes: each has exactly the room asked
+// for, so filling one, or appending past it, leaves every other as it
+// was, across chunks and for a request larger than any chunk.
+func TestTextArena(t *testing.T) {
+	var a textArena
+	var got [][]byte
+	for i, n := range []int{0, 5, 1 << 19, 1 << 20, 3, 70 << 20, 1, 2 << 20} {
+		s := a.alloc(n)
+		if len(s) != 0 || cap(s) != n {
+			t.Fatalf("alloc(%d): len %d, cap %d", n, len(s), cap(s))
+		}
+		for range n {
+			s = append(s, byte(i+1))
+		}
+		got = append(got, append(s, 0xff)[:n]) // past the room: a copy
+	}
+	for i, s := range got {
+		for j, c := range s {
+			if c != byte(i+1) {
+				t.Fatalf("slice %d, byte %d: %d, want %d", i, j, c, i+1)
+			}
+		}
+	}
+}
