@@ -366,12 +366,18 @@ func writeRelated(w *lake.Writer[kw.RelatedRow], rows []kw.RelatedRow) error {
 	return nil
 }
 
-// fetchRelated asks for the first bytes of each row's related text and for
-// its volume and CPC (one keyword record).
+// fetchRelated asks for the first and the last bytes of each row's related
+// text (which straddles two cache lines more often than not: 51 bytes on
+// average at 10M web keywords) and for its volume and CPC (one keyword
+// record). Asking for the last bytes too, writing 8M such rows took 0.92
+// times as long (the median of three alternated rounds).
 func fetchRelated(rows []kw.RelatedRow) {
 	for i := range rows {
 		r := &rows[i]
 		prefetch.String(r.Related)
+		if n := len(r.Related); n > 1 {
+			prefetch.String(r.Related[n-1:])
+		}
 		if r.Volume != nil {
 			prefetch.Of(r.Volume)
 		} else {
