@@ -107,6 +107,10 @@ type engine struct {
 	// that the scan of a hub's groups for levels 2 and up reads them in
 	// sequence: read through gMask, each was a cache miss.
 	hGMask []uint64
+	// hGFold holds the folded mask (kmeta.fold) of each group of hGrp:
+	// the scan skips, on two bytes, a group whose fold does not meet the
+	// fold of k's other hubs.
+	hGFold []uint16
 	// The keywords holding each hub, by rank, with their volumes and
 	// other hubs beside them: the hub-only search walks them for
 	// candidates that share one hub with k (hubLists). Reading each one's
@@ -572,12 +576,15 @@ func (e *engine) buildGroups() {
 	}
 	e.hGrp = make([]uint32, e.hOff[e.hubs])
 	e.hGMask = make([]uint64, int(e.hOff[e.hubs])*w)
+	e.hGFold = make([]uint16, e.hOff[e.hubs])
 	fill = slices.Clone(e.hOff[:e.hubs])
 	for g := 0; g < groups; g++ {
 		gm := e.gMask[g*w : g*w+w]
+		fold := foldMask(gm)
 		forBits(gm, func(b int) {
 			e.hGrp[fill[b]] = uint32(g)
 			copy(e.hGMask[int(fill[b])*w:], gm)
+			e.hGFold[fill[b]] = fold
 			fill[b]++
 		})
 	}
@@ -1230,16 +1237,24 @@ func (w *worker) hubOnly(k uint32, mk []uint64) {
 	// first one's: its mask holds a hub scanned before (seen).
 	// Every group of b's list shares b with k, so it needs another hub of
 	// k's to reach level 2: a test of its words, where counting bits on
-	// every group of the lists was most of the scan.
+	// every group of the lists was most of the scan, and before it a test
+	// of its fold, which spares most of those words: on a million web
+	// keywords the search took 0.95 times as long (five rounds, one
+	// worker, in one process).
 	seen := w.scanned
 	clear(seen)
 	for _, b := range hubs {
 		gs := e.hGrp[e.hOff[b]:e.hOff[b+1]]
 		ms := e.hGMask[int(e.hOff[b])*W : int(e.hOff[b+1])*W]
+		fs := e.hGFold[e.hOff[b]:e.hOff[b+1]]
 		other := w.other // k's hubs but b
 		copy(other, mk)
 		other[b/64] &^= 1 << (b % 64)
+		fo := foldMask(other)
 		for j, g := range gs {
+			if scan > 1 && fs[j]&fo == 0 {
+				continue // no other hub of k's
+			}
 			m := ms[j*W : j*W+W]
 			more, dup := uint64(0), uint64(0)
 			for i, x := range m {

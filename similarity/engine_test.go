@@ -45,7 +45,7 @@ func TestEngineSameOnEveryCore(t *testing.T) {
 			}
 		}
 		if !slices.Equal(one.mask, e.mask) || !slices.Equal(one.gMask, e.gMask) || !slices.Equal(one.meta, e.meta) || !slices.Equal(one.hk, e.hk) ||
-			!slices.Equal(one.gVol, e.gVol) || !slices.Equal(one.hGMask, e.hGMask) {
+			!slices.Equal(one.gVol, e.gVol) || !slices.Equal(one.hGMask, e.hGMask) || !slices.Equal(one.hGFold, e.hGFold) {
 			t.Errorf("%d workers: masks, kmeta or hub lists differ from one worker's", workers)
 		}
 	}
@@ -111,8 +111,8 @@ func checkEngine(t *testing.T, e *engine) {
 		for j := e.hOff[b]; j < e.hOff[b+1]; j++ {
 			g := int(e.hGrp[j])
 			gm := e.gMask[g*w : g*w+w]
-			if gm[b/64]&(1<<(b%64)) == 0 || !slices.Equal(e.hGMask[int(j)*w:int(j)*w+w], gm) {
-				t.Fatalf("hub %d: group %d does not hold it, or is listed with another mask", b, g)
+			if gm[b/64]&(1<<(b%64)) == 0 || !slices.Equal(e.hGMask[int(j)*w:int(j)*w+w], gm) || e.hGFold[j] != foldMask(gm) {
+				t.Fatalf("hub %d: group %d does not hold it, or is listed with another mask or fold", b, g)
 			}
 		}
 	}
