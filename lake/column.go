@@ -16,10 +16,22 @@ import (
 //
 // A list leaf holds a run of values per row: spans holds, per row, the
 // index of its first value, and one more entry, the number of values.
+//
+// A chunk of byte arrays with dictionary-encoded pages (refs) keeps each
+// dictionary's values once, as entries in data and offs, and each row's
+// entry in ref: a column that repeats a value row after row (the SERPs'
+// keyword, twenty rows a keyword) is read without rebuilding its bytes
+// for every row.
 type column struct {
 	colSpec
 	data  []byte   // byte arrays, back to back
-	offs  []uint32 // byte arrays: one offset into data per value, and one past the end
+	offs  []uint32 // byte arrays: one offset into data per entry, and one past the end
+	refs  bool     // rows are entries through ref, not one entry each
+	ref   []int32  // refs: each row's entry
+	dict  parquet.Dictionary
+	base  int32 // refs: the entry of dict's first value
+	empty int32 // refs: an entry that reads empty, for nulls; -1 until one is needed
+	hint  int   // the rows of the chunk, as reserve was told
 	i32   []int32
 	i64   []int64
 	f64   []float64
@@ -55,6 +67,7 @@ func fieldOf(node parquet.Node, name string) parquet.Node {
 // fillNull makes the column n rows of null values, readable through every
 // accessor: a column the file does not have.
 func (c *column) fillNull(n int) {
+	c.refs = false
 	c.data = c.data[:0]
 	c.offs = append(c.offs[:0], make([]uint32, n+1)...)
 	c.spans = append(c.spans[:0], make([]uint32, n+1)...)
@@ -75,6 +88,7 @@ func (c *column) fillNull(n int) {
 // dictionary-encoded chunk may need more, and appends then grow it.
 func (c *column) reserve(rows int, size chunkSize) {
 	values := rows
+	c.hint = rows
 	if c.repeated {
 		values = int(min(max(size.values, 0), 1<<28))
 	}
@@ -117,10 +131,13 @@ func (c *column) rows() int {
 	if c.repeated {
 		return len(c.spans) - 1 // read ends spans with the number of values
 	}
+	if c.refs {
+		return len(c.ref)
+	}
 	return c.values()
 }
 
-// values is the number of values read so far.
+// values is the number of values (for refs, entries) read so far.
 func (c *column) values() int {
 	switch c.kind {
 	case parquet.ByteArray:
@@ -138,6 +155,7 @@ func (c *column) values() int {
 // read replaces the column's values with those of one column chunk.
 func (c *column) read(cc parquet.ColumnChunk) error {
 	c.data, c.offs, c.i32, c.i64, c.f64, c.bools, c.null = c.data[:0], append(c.offs[:0], 0), c.i32[:0], c.i64[:0], c.f64[:0], c.bools[:0], c.null[:0]
+	c.refs, c.ref, c.dict, c.empty = false, c.ref[:0], nil, -1
 	if c.repeated {
 		return c.readList(cc)
 	}
@@ -153,14 +171,27 @@ func (c *column) read(cc parquet.ColumnChunk) error {
 		if err != nil {
 			return err
 		}
-		start := c.rows()
-		if !c.fast(page) {
+		start, entries := c.rows(), c.values()
+		dict, err := c.fastDict(page)
+		if err != nil {
+			parquet.Release(page)
+			return err
+		}
+		if !dict && !c.fast(page) {
 			if vals == nil {
 				vals = make([]parquet.Value, 1024)
 			}
 			if err := c.slow(page, vals); err != nil {
 				parquet.Release(page)
 				return err
+			}
+		}
+		if c.refs && !dict {
+			// A plain page after a dictionary-encoded one (a writer
+			// whose dictionary grew too large): its values are entries
+			// of their own.
+			for e := entries; e < c.values(); e++ {
+				c.ref = append(c.ref, int32(e))
 			}
 		}
 		if page.NumNulls() > 0 {
@@ -181,6 +212,63 @@ func (c *column) read(cc parquet.ColumnChunk) error {
 		c.null = c.null[:0]
 	}
 	return nil
+}
+
+// fastDict reads a dictionary-encoded page of a flat column of byte
+// arrays as entries: the dictionary's values once a chunk, and an entry a
+// row. It reports false, having read nothing, for any other page, and an
+// error for an index outside the dictionary.
+func (c *column) fastDict(page parquet.Page) (bool, error) {
+	d := page.Dictionary()
+	if d == nil || c.kind != parquet.ByteArray || c.repeated || page.RepetitionLevels() != nil {
+		return false, nil
+	}
+	v, dv := page.Data(), d.Page().Data()
+	if v.Kind() != encoding.Int32 || dv.Kind() != encoding.ByteArray {
+		return false, nil
+	}
+	idx, defs, nulls := v.Int32(), page.DefinitionLevels(), page.NumNulls()
+	if nulls > 0 && (defs == nil || int64(len(defs))-nulls != int64(len(idx))) {
+		return false, nil
+	}
+	for _, i := range idx {
+		if uint32(i) >= uint32(d.Len()) {
+			return false, fmt.Errorf("a dictionary index %d past the dictionary's %d values", i, d.Len())
+		}
+	}
+	if !c.refs {
+		// Rows of plain pages before this one keep their own entries.
+		n := c.values()
+		c.ref = reserved(c.ref, max(c.hint, n+len(idx)))
+		for e := range n {
+			c.ref = append(c.ref, int32(e))
+		}
+		c.refs = true
+	}
+	if c.dict != d {
+		c.base, c.dict = int32(c.values()), d
+		c.appendByteArrays(dv.ByteArray())
+	}
+	if nulls == 0 {
+		for _, i := range idx {
+			c.ref = append(c.ref, c.base+i)
+		}
+		return true, nil
+	}
+	if c.empty < 0 {
+		c.empty = int32(c.values())
+		c.offs = append(c.offs, uint32(len(c.data)))
+	}
+	k := 0
+	for _, def := range defs {
+		if def != 0 {
+			c.ref = append(c.ref, c.base+idx[k])
+			k++
+		} else {
+			c.ref = append(c.ref, c.empty)
+		}
+	}
+	return true, nil
 }
 
 // fast copies a plain page's values as they are (nulls as zero values,

@@ -36,6 +36,9 @@ type Batch struct {
 // once it is recycled.
 func (b *Batch) Bytes(col, row int) []byte {
 	c := &b.cols[col]
+	if c.refs {
+		row = int(c.ref[row])
+	}
 	return c.data[c.offs[row]:c.offs[row+1]:c.offs[row+1]]
 }
 
