@@ -89,7 +89,7 @@ func InTop(rank int32) bool { return rank >= 1 && rank <= MaxRank }
 
 // SERPRow is one organic result of one keyword's top-20 results.
 type SERPRow struct {
-	Keyword string `parquet:"keyword"`
+	Keyword string `parquet:"keyword,dict"` // one value a keyword's twenty rows: dictionary-encoded
 	Rank    int32  `parquet:"rank"`
 	URL     string `parquet:"url"`
 	URLKey  string `parquet:"url_key"`
