@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -316,5 +317,46 @@ func TestPartitionCodecs(t *testing.T) {
 			tbl.Release()
 		}
 		f.Close()
+	}
+}
+
+// TestPartitionChunkBounds checks that each row group's chunk of a
+// sorted column carries its min and max, by which readers such as DuckDB
+// skip row groups, though the pages' headers carry no statistics.
+func TestPartitionChunkBounds(t *testing.T) {
+	data := t.TempDir()
+	const date = "2026-11-21"
+	rows := make([]kw.RelatedRow, rowsPerGroup+100)
+	for i := range rows {
+		rows[i] = kw.RelatedRow{Keyword: fmt.Sprintf("k%07d", i/10), Rank: int32(i%10 + 1), Related: "r", Overlap: 1}
+	}
+	if err := WritePartition(data, kw.DatasetRelated, "us", date, rows); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(kw.PartitionDir(data, kw.DatasetRelated, "us", date), "part-00000.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := pq.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := pf.Metadata().RowGroups
+	if len(groups) != 2 {
+		t.Fatalf("%d row groups, want 2", len(groups))
+	}
+	first := 0
+	for g, rg := range groups {
+		s := rg.Columns[0].MetaData.Statistics
+		last := first + int(rg.NumRows) - 1
+		if string(s.MinValue) != rows[first].Keyword || string(s.MaxValue) != rows[last].Keyword {
+			t.Errorf("row group %d: keyword from %q to %q, want %q to %q", g, s.MinValue, s.MaxValue, rows[first].Keyword, rows[last].Keyword)
+		}
+		first = last + 1
 	}
 }
