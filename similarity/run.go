@@ -335,8 +335,10 @@ func readSERPs(ctx context.Context, opt RunOptions, cc string, day time.Time, kw
 	}
 	// The URL tables are garbage now (2 GiB at 10M keywords): returned
 	// before build allocates its pass's array (8 bytes a URL) beside the
-	// rows, or they set the peak.
-	returnMemory(len(kws))
+	// rows, or they set the peak. On a smaller corpus they are collected
+	// and kept, and the array takes their pages: fresh pages, each a
+	// fault, had been half of build's pass, which runs on one core.
+	collect(len(kws))
 	c, err := b.build(nURL, ids)
 	return c, withSERP, err
 }
