@@ -8,6 +8,7 @@
 package lake
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/kwdata/kwdata/kw"
@@ -85,6 +87,13 @@ type Writer[T any] struct {
 	file         *os.File
 	pw           *parquet.GenericWriter[T]
 	files, rows  int
+
+	// Each full file is synced and closed on a goroutine of its own
+	// (syncs), which Commit and Abort wait for; syncErr is the first
+	// error of one.
+	syncs   sync.WaitGroup
+	syncMu  sync.Mutex
+	syncErr error
 }
 
 // StagingDir is the lake's staging folder, <data>/.staging: partitions
@@ -177,20 +186,54 @@ func finishFile[T any](f *os.File, pw *parquet.GenericWriter[T]) error {
 		f.Close()
 		return fmt.Errorf("cannot finish %s: %w", f.Name(), err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := syncFile(f); err != nil {
 		f.Close()
 		return fmt.Errorf("cannot sync %s: %w", f.Name(), err)
 	}
 	return f.Close()
 }
 
+// syncFile syncs a file; tests replace it.
+var syncFile = (*os.File).Sync
+
+// closeFile writes the current file's footer and hands the file to a
+// goroutine that syncs and closes it: the writer goes on with the next
+// file meanwhile. The similarity stage writes related rows while its
+// search runs, and waiting for each file of 8M rows to reach the disk
+// (0.14 s at 1M web keywords) had stopped the search behind the writer.
 func (w *Writer[T]) closeFile() error {
 	if w.pw == nil {
 		return nil
 	}
 	pw, f := w.pw, w.file
 	w.pw, w.file = nil, nil
-	return finishFile(f, pw)
+	if err := pw.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot finish %s: %w", f.Name(), err)
+	}
+	w.syncs.Go(func() {
+		err := syncFile(f)
+		if err != nil {
+			err = fmt.Errorf("cannot sync %s: %w", f.Name(), err)
+		}
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("cannot close %s: %w", f.Name(), cerr)
+		}
+		if err != nil {
+			w.syncMu.Lock()
+			w.syncErr = cmp.Or(w.syncErr, err)
+			w.syncMu.Unlock()
+		}
+	})
+	return nil
+}
+
+// synced waits for the files' syncs and returns the first error of one.
+func (w *Writer[T]) synced() error {
+	w.syncs.Wait()
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return w.syncErr
 }
 
 // Commit finishes the partition and renames it into place, replacing the
@@ -205,6 +248,10 @@ func (w *Writer[T]) Commit() error {
 		}
 	}
 	if err := w.closeFile(); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.synced(); err != nil {
 		w.Abort()
 		return err
 	}
@@ -249,6 +296,7 @@ func (w *Writer[T]) Abort() {
 		_ = w.file.Close()
 		w.pw, w.file = nil, nil
 	}
+	_ = w.synced()
 	_ = os.RemoveAll(w.stage)
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -358,5 +359,66 @@ func TestPartitionChunkBounds(t *testing.T) {
 			t.Errorf("row group %d: keyword from %q to %q, want %q to %q", g, s.MinValue, s.MaxValue, rows[first].Keyword, rows[last].Keyword)
 		}
 		first = last + 1
+	}
+}
+
+// TestWriterSyncsFilesBehind checks that a full file is synced while the
+// writer goes on with the next (the first file's sync waits until the
+// second file is written), that Commit publishes only once every file is
+// synced, and that a failed sync fails Commit and leaves the lake alone.
+func TestWriterSyncsFilesBehind(t *testing.T) {
+	const date = "2026-11-21"
+	rows := []kw.IntentRow{{Keyword: "a", Intent: "a", Overlap: 20}, {Keyword: "b", Intent: "a", Overlap: 9}}
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+			data := t.TempDir()
+			var mu sync.Mutex
+			synced := map[string]bool{}
+			second := make(chan struct{})
+			syncFile = func(f *os.File) error {
+				name := filepath.Base(f.Name())
+				if name == "part-00000.parquet" {
+					<-second
+				}
+				mu.Lock()
+				synced[name] = true
+				mu.Unlock()
+				if fail && name == "part-00000.parquet" {
+					return errors.New("disk gone")
+				}
+				return f.Sync()
+			}
+			t.Cleanup(func() { syncFile = (*os.File).Sync })
+			w, err := Create[kw.IntentRow](data, kw.DatasetIntents, "us", date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range []func() error{func() error { return w.Write(rows[:1]...) }, w.roll, func() error { return w.Write(rows[1:]...) }} {
+				if err := step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(second) // the first file's sync could not have ended before
+			err = w.Commit()
+			mu.Lock()
+			n := len(synced)
+			mu.Unlock()
+			if n != 2 {
+				t.Fatalf("Commit returned with %d of 2 files synced", n)
+			}
+			got, rerr := Read[kw.IntentRow](data, kw.DatasetIntents, "us", date)
+			if fail {
+				if err == nil || !strings.Contains(err.Error(), "disk gone") {
+					t.Fatalf("Commit after a failed sync: %v", err)
+				}
+				if len(got) != 0 {
+					t.Fatalf("a failed Commit published %d rows", len(got))
+				}
+				return
+			}
+			if err != nil || rerr != nil || len(got) != 2 {
+				t.Fatalf("Commit: %v; read %d rows (%v)", err, len(got), rerr)
+			}
+		})
 	}
 }
