@@ -35,22 +35,7 @@ func TestScanDictStrings(t *testing.T) {
 		}
 	}
 	const dataset, date = "dicts", "2026-11-21"
-	w, err := Create[dictRow](data, dataset, "us", date)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rows[:n/3]...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.roll(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rows[n/3:]...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	writeTwoFiles(t, data, dataset, date, rows)
 	for _, workers := range []int{1, 3} {
 		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
 			i, seq, refs := 0, 0, 0
@@ -116,23 +101,42 @@ func dictPage(d parquet.Dictionary, idx []int32) parquet.Page {
 }
 
 func plainPage(vals ...string) parquet.Page {
-	var data []byte
-	offs := []uint32{0}
-	for _, v := range vals {
-		data = append(data, v...)
-		offs = append(offs, uint32(len(data)))
-	}
-	return parquet.ByteArrayType.NewPage(0, len(vals), encoding.ByteArrayValues(data, offs))
+	return parquet.ByteArrayType.NewPage(0, len(vals), byteArrays(vals))
 }
 
 func newDict(vals ...string) parquet.Dictionary {
+	return parquet.ByteArrayType.NewDictionary(0, len(vals), byteArrays(vals))
+}
+
+// byteArrays is vals as parquet-go's byte array values.
+func byteArrays(vals []string) encoding.Values {
 	var data []byte
 	offs := []uint32{0}
 	for _, v := range vals {
 		data = append(data, v...)
 		offs = append(offs, uint32(len(data)))
 	}
-	return parquet.ByteArrayType.NewDictionary(0, len(vals), encoding.ByteArrayValues(data, offs))
+	return encoding.ByteArrayValues(data, offs)
+}
+
+// writeTwoFiles writes rows as a partition of two files: the first third
+// of them, then the rest.
+func writeTwoFiles[T any](t *testing.T, data, dataset, date string, rows []T) {
+	t.Helper()
+	w, err := Create[T](data, dataset, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []func() error{
+		func() error { return w.Write(rows[:len(rows)/3]...) },
+		w.roll,
+		func() error { return w.Write(rows[len(rows)/3:]...) },
+		w.Commit,
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestColumnDictPagesMixed reads chunks whose pages mix the encodings, as

@@ -158,22 +158,7 @@ func TestScanInt32(t *testing.T) {
 	}
 	rows[1].Rank, rows[2].Rank = math.MaxInt32, math.MinInt32
 	const dataset, date = "int32s", "2026-11-21"
-	w, err := Create[int32Row](data, dataset, "us", date)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rows[:n/3]...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.roll(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rows[n/3:]...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	writeTwoFiles(t, data, dataset, date, rows)
 	for _, workers := range []int{1, 3} {
 		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
 			i, seq := 0, 0
