@@ -180,6 +180,43 @@ func (w *Writer[T]) nextFile() (*os.File, *parquet.GenericWriter[T], error) {
 	), nil
 }
 
+// WriteSections appends the rows of len(rows) sections, each made and
+// written on a goroutine of its own into files of its own: section i has
+// rows[i] rows, which fill(i, emit) hands to emit in order, and the
+// partition holds section 0's rows, then section 1's, and so on, as if
+// written in turn. It lets a caller whose rows take as long to encode as
+// to make use every core. After an error the caller aborts.
+func (w *Writer[T]) WriteSections(rows []int, fill func(i int, emit func([]T) error) error) error {
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	sections := make([]*Writer[T], len(rows))
+	for i, n := range rows {
+		sections[i] = &Writer[T]{stage: w.stage, codec: w.codec, files: w.files}
+		w.files += (n + rowsPerFile - 1) / rowsPerFile
+	}
+	errs := make([]error, len(rows))
+	var wg sync.WaitGroup
+	for i, sw := range sections {
+		wg.Go(func() {
+			written := 0
+			err := fill(i, func(batch []T) error {
+				written += len(batch)
+				if written > rows[i] {
+					return fmt.Errorf("section %d has more than its %d rows", i, rows[i])
+				}
+				return sw.Write(batch...)
+			})
+			if err == nil && written != rows[i] {
+				err = fmt.Errorf("section %d has %d rows, not %d", i, written, rows[i])
+			}
+			errs[i] = errors.Join(err, sw.closeFile(), sw.synced())
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // finishFile writes the footer of a file and syncs and closes it.
 func finishFile[T any](f *os.File, pw *parquet.GenericWriter[T]) error {
 	if err := pw.Close(); err != nil {

@@ -422,3 +422,82 @@ func TestWriterSyncsFilesBehind(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteSections checks that sections written at once read back in
+// section order after the rows written before them, empty sections
+// included, and that a section with other than its count of rows is an
+// error.
+func TestWriteSections(t *testing.T) {
+	const date = "2026-11-21"
+	row := func(i int) kw.IntentRow {
+		return kw.IntentRow{Keyword: fmt.Sprintf("k%06d", i), Intent: fmt.Sprintf("i%d", i%7), Overlap: int32(i % 21)}
+	}
+	data := t.TempDir()
+	w, err := Create[kw.IntentRow](data, kw.DatasetIntents, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []kw.IntentRow
+	for i := range 5 {
+		want = append(want, row(i))
+	}
+	if err := w.Write(want...); err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{1000, 0, 3, 2500}
+	starts := []int{5}
+	for _, n := range sizes {
+		starts = append(starts, starts[len(starts)-1]+n)
+	}
+	for i := 5; i < starts[len(sizes)]; i++ {
+		want = append(want, row(i))
+	}
+	err = w.WriteSections(sizes, func(s int, emit func([]kw.IntentRow) error) error {
+		for lo := starts[s]; lo < starts[s+1]; lo += 128 {
+			if err := emit(want[lo:min(lo+128, starts[s+1])]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[kw.IntentRow](data, kw.DatasetIntents, "us", date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("read %d rows, wrote %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+
+	for _, extra := range []int{-1, 1} {
+		w, err := Create[kw.IntentRow](t.TempDir(), kw.DatasetIntents, "us", date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = w.WriteSections([]int{3, 3}, func(s int, emit func([]kw.IntentRow) error) error {
+			n := 3
+			if s == 1 {
+				n += extra
+			}
+			return emit(want[:n])
+		})
+		if err == nil || !strings.Contains(err.Error(), "section 1 has") {
+			t.Errorf("a section of %d rows for 3: error %v", 3+extra, err)
+		}
+		w.Abort()
+	}
+}
+
+func firstDiff[T any](a, b []T) int {
+	for i := range min(len(a), len(b)) {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
