@@ -51,10 +51,15 @@ type result struct {
 // intents hands the intent rows to emit in keyword text order, in chunks of
 // at most chunk rows.
 func (r *result) intents(chunk int, emit func([]kw.IntentRow) error) error {
+	return r.intentsOf(0, len(r.e.byText), chunk, emit)
+}
+
+// intentsOf is intents for the keywords from lo to hi in text order.
+func (r *result) intentsOf(lo, hi, chunk int, emit func([]kw.IntentRow) error) error {
 	e := r.e
 	chunk = max(1, min(chunk, 64*1024))
 	buf := make([]kw.IntentRow, 0, chunk)
-	for _, k := range e.byText {
+	for _, k := range e.byText[lo:hi] {
 		buf = append(buf, kw.IntentRow{
 			Keyword: e.kws[e.idx[k]].Text,
 			Intent:  e.kws[e.idx[r.leader[k]]].Text,

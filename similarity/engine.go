@@ -456,8 +456,11 @@ func split(workers, n int, fn func(lo, hi int)) {
 	if workers < 1 || n < 1<<12 {
 		workers = 1
 	}
-	parallel(workers, func(p int) { fn(n*p/workers, n*(p+1)/workers) })
+	parallel(workers, func(p int) { fn(section(n, workers, p), section(n, workers, p+1)) })
 }
+
+// section is where the i-th of parts equal sections of n items starts.
+func section(n, parts, i int) int { return n * i / parts }
 
 // postingParts splits the light ids into up to workers ranges with about
 // an equal share of the postings each: parts[p] to parts[p+1].

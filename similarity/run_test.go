@@ -165,8 +165,17 @@ func TestRunUnsortedLake(t *testing.T) {
 				t.Fatal(err)
 			}
 			opt := Options{Workers: 2, hubMinDF: 4}
+			files := 1
+			if !sortedKeywords {
+				// The intent rows in two sections, two files.
+				defer func(n int) { intentSection = n }(intentSection)
+				intentSection, files = 64, 2
+			}
 			if _, err := Run(context.Background(), RunOptions{Data: data, Date: date, Options: opt}); err != nil {
 				t.Fatal(err)
+			}
+			if got, err := os.ReadDir(kw.PartitionDir(data, kw.DatasetIntents, "us", date)); err != nil || len(got) != files {
+				t.Fatalf("intents in %d files (%v), want %d", len(got), err, files)
 			}
 			wantRel, wantInt := Brute(kws, topSERPs(serps), opt)
 			gotRel, err := lake.Read[kw.RelatedRow](data, kw.DatasetRelated, "us", date)
