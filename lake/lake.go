@@ -219,10 +219,24 @@ func (w *Writer[T]) WriteSections(rows []int, fill func(i int, emit func([]T) er
 
 // finishFile writes the footer of a file and syncs and closes it.
 func finishFile[T any](f *os.File, pw *parquet.GenericWriter[T]) error {
+	if err := writeFooter(f, pw); err != nil {
+		return err
+	}
+	return syncClose(f)
+}
+
+// writeFooter writes the footer of a file; after an error the file is
+// closed.
+func writeFooter[T any](f *os.File, pw *parquet.GenericWriter[T]) error {
 	if err := pw.Close(); err != nil {
 		f.Close()
 		return fmt.Errorf("cannot finish %s: %w", f.Name(), err)
 	}
+	return nil
+}
+
+// syncClose syncs and closes a file.
+func syncClose(f *os.File) error {
 	if err := syncFile(f); err != nil {
 		f.Close()
 		return fmt.Errorf("cannot sync %s: %w", f.Name(), err)
@@ -244,19 +258,11 @@ func (w *Writer[T]) closeFile() error {
 	}
 	pw, f := w.pw, w.file
 	w.pw, w.file = nil, nil
-	if err := pw.Close(); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot finish %s: %w", f.Name(), err)
+	if err := writeFooter(f, pw); err != nil {
+		return err
 	}
 	w.syncs.Go(func() {
-		err := syncFile(f)
-		if err != nil {
-			err = fmt.Errorf("cannot sync %s: %w", f.Name(), err)
-		}
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("cannot close %s: %w", f.Name(), cerr)
-		}
-		if err != nil {
+		if err := syncClose(f); err != nil {
 			w.syncMu.Lock()
 			w.syncErr = cmp.Or(w.syncErr, err)
 			w.syncMu.Unlock()
