@@ -206,13 +206,15 @@ func runCountry(ctx context.Context, opt RunOptions, cc string, day time.Time) (
 	// keywords (0.40-0.43 s from "similarity computed" to "similarity
 	// written", against 0.24-0.34 s in two sections; three alternated
 	// pairs).
-	sections := make([]int, max(1, min(opt.Workers, len(res.e.byText)/intentSection)))
-	for i := range sections {
-		sections[i] = section(len(res.e.byText), len(sections), i+1) - section(len(res.e.byText), len(sections), i)
+	n := len(res.e.byText)
+	parts := max(1, min(opt.Workers, n/intentSection))
+	sizes := make([]int, parts)
+	for i := range sizes {
+		sizes[i] = section(n, parts, i+1) - section(n, parts, i)
 	}
-	if err := iw.WriteSections(sections, func(i int, emit func([]kw.IntentRow) error) error {
-		lo := section(len(res.e.byText), len(sections), i)
-		return res.intentsOf(lo, lo+sections[i], 64*1024, emit)
+	if err := iw.WriteSections(sizes, func(i int, emit func([]kw.IntentRow) error) error {
+		lo := section(n, parts, i)
+		return res.intentsOf(lo, lo+sizes[i], 64*1024, emit)
 	}); err != nil {
 		return st, err
 	}
